@@ -63,3 +63,30 @@ func ReadGrid(path string, start int64, fn func(GridRow) error, bad func(*RowErr
 		return fn(g)
 	})
 }
+
+// Marshal encodes the row as the harness writes it (MarshalPy: sorted keys,
+// Python float form, so an amount of 2 prints as 2.0 and pose coordinates
+// keep their fraction). Optional fields are left out when empty.
+func (g GridRow) Marshal() ([]byte, error) {
+	m := map[string]any{
+		"cell": []any{g.Cell[0], g.Cell[1], g.Cell[2]},
+		"kind": g.Kind,
+		"step": g.Step,
+	}
+	if g.Item != "" {
+		m["item"] = g.Item
+	}
+	if g.Pose != nil {
+		m["pose"] = map[string]any{"x": g.Pose.X, "y": g.Pose.Y, "z": g.Pose.Z, "yaw": g.Pose.Yaw, "pitch": g.Pose.Pitch}
+	}
+	if g.Amount != nil {
+		m["amount"] = *g.Amount
+	}
+	if g.Cause != "" {
+		m["cause"] = g.Cause
+	}
+	if g.Episode != "" {
+		m["episode"] = g.Episode
+	}
+	return MarshalPy(m)
+}

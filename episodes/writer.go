@@ -20,6 +20,8 @@ type Writer struct {
 	grid   *Appender
 	log    *Appender
 	nextID int64
+
+	nowReady bool // now/ exists
 }
 
 // OpenWriter takes the writer lock, finishes an interrupted life change,
@@ -168,13 +170,29 @@ func (w *Writer) AppendGrid(row []byte) error { return w.grid.Append(row) }
 
 // WriteNow atomically replaces now/<name> (state.json, frame.png): the
 // latest state as the harness last wrote it. now/ is not part of the
-// record and is overwritten freely.
+// record and is overwritten freely, so it is replaced by rename (readers
+// see the old or the new file, never a partial one) without fsync: after
+// a crash now/ may be older than the record.
 func (w *Writer) WriteNow(name string, data []byte) error {
+	if name == "" || strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+		return fmt.Errorf("write now/%s: invalid name", name)
+	}
 	dir := w.store.Path(NowDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if !w.nowReady {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write now/%s: %w", name, err)
+		}
+		w.nowReady = true
+	}
+	path := filepath.Join(dir, name)
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return fmt.Errorf("write now/%s: %w", name, err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, name), data, 0o644)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write now/%s: %w", name, err)
+	}
+	return nil
 }
 
 // Close releases the files and the writer lock.

@@ -681,7 +681,7 @@ func (r *Recorder) commit(ep *episode) (episodes.Row, error) {
 	}
 	gridBytes := make([][]byte, len(grid))
 	for i, g := range grid {
-		if gridBytes[i], err = episodes.MarshalPy(g); err != nil {
+		if gridBytes[i], err = g.Marshal(); err != nil {
 			return episodes.Row{}, fmt.Errorf("episode %s: grid row: %w", ep.id, err)
 		}
 	}
