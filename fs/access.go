@@ -1,0 +1,142 @@
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// AccessFileName is the access log's name under the store's .mfm/.
+const AccessFileName = "access.jsonl"
+
+// AccessRecord is one row of store/.mfm/access.jsonl: what the agent
+// opened through the mount, when, and what kind of thing it was.
+type AccessRecord struct {
+	Time string `json:"time"` // RFC 3339 with nanoseconds, UTC
+	Path string `json:"path"` // path inside the mount, "/episodes/ep_000012/action.json"
+	Kind string `json:"kind"` // see kindOfPath: episode, frame, view, sheet, query, map, index, grid, log, readme, now, note, note-write, list, errors
+	Pid  uint32 `json:"pid,omitempty"`
+}
+
+// accessLog appends AccessRecords from a goroutine of its own: handlers
+// only do a non-blocking channel send, so a slow disk never stalls a
+// FUSE request. A burst beyond the buffer is counted and dropped.
+// Repeats of the same path and kind within a second are folded.
+type accessLog struct {
+	ch      chan AccessRecord
+	done    chan struct{}
+	once    sync.Once
+	dropped atomic.Int64
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+func newAccessLog(store *episodes.Store, log *slog.Logger, off bool) *accessLog {
+	a := &accessLog{ch: make(chan AccessRecord, 4096), done: make(chan struct{}), log: log, last: map[string]time.Time{}}
+	if off {
+		close(a.done)
+		a.ch = nil
+		return a
+	}
+	go a.run(store)
+	return a
+}
+
+// record notes that the caller in ctx opened path.
+func (a *accessLog) record(ctx context.Context, path, kind string) {
+	if a == nil {
+		return
+	}
+	now := time.Now()
+	r := AccessRecord{Time: now.UTC().Format(time.RFC3339Nano), Path: path, Kind: kind}
+	if c, ok := fuse.FromContext(ctx); ok {
+		r.Pid = c.Pid
+	}
+	key := kind + "\x00" + path
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ch == nil {
+		return
+	}
+	if t, ok := a.last[key]; ok && now.Sub(t) < time.Second {
+		return
+	}
+	if len(a.last) > 4096 {
+		clear(a.last)
+	}
+	a.last[key] = now
+	select { // never blocks: the mutex is held only for this send
+	case a.ch <- r:
+	default:
+		a.dropped.Add(1)
+	}
+}
+
+func (a *accessLog) run(store *episodes.Store) {
+	defer close(a.done)
+	var app *episodes.Appender
+	defer func() {
+		if app != nil {
+			app.Close()
+		}
+	}()
+	for r := range a.ch {
+		if app == nil {
+			p, err := store.MetaPath(AccessFileName)
+			if err == nil {
+				app, err = episodes.OpenAppender(p)
+			}
+			if err != nil {
+				a.log.Warn("access log: cannot open; records are dropped", slog.Any("err", err))
+				for range a.ch {
+				}
+				return
+			}
+		}
+		b, _ := json.Marshal(r)
+		if err := app.Append(b); err != nil {
+			a.log.Warn("access log: append", slog.Any("err", err))
+		}
+	}
+	if n := a.dropped.Load(); n > 0 {
+		a.log.Warn("access log: records dropped under load", slog.Int64("dropped", n))
+	}
+}
+
+// close flushes and stops the log; later records are ignored.
+func (a *accessLog) close() {
+	if a == nil {
+		return
+	}
+	a.once.Do(func() {
+		a.mu.Lock()
+		ch := a.ch
+		a.ch = nil
+		a.mu.Unlock()
+		if ch != nil {
+			close(ch)
+		}
+		<-a.done
+	})
+}
+
+// kindOfPath classifies an opened mount path for the access log.
+func kindOfPath(p, def string) string {
+	switch {
+	case strings.HasSuffix(p, ".png") || strings.HasSuffix(p, ".jpg") || strings.HasSuffix(p, ".jpeg"):
+		if def == "episode" {
+			return "frame"
+		}
+	}
+	return def
+}

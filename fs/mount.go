@@ -1,0 +1,256 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// Options configure a mount.
+type Options struct {
+	// ReadOnly makes mine/ read-only too (evaluation runs where the
+	// memory must stay frozen).
+	ReadOnly bool
+	// Debug logs every FUSE request (very verbose).
+	Debug bool
+	// Logger receives the daemon's diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+	// ReadDirPlus keeps the kernel's READDIRPLUS (attributes with each
+	// listed entry). Off by default: see docs/MOUNT.md for measurements.
+	ReadDirPlus bool
+	// RenderTimeout bounds one view render or query; 0 means 10 s.
+	RenderTimeout time.Duration
+	// NoAccessLog turns off store/.mfm/access.jsonl.
+	NoAccessLog bool
+	// PanicHandler, if set, is called with a recovered handler panic
+	// (the request then fails with EIO). Tests use it to fail loudly.
+	PanicHandler func(any)
+}
+
+// Server is a mounted store.
+type Server struct {
+	srv      *fuse.Server
+	m        *mfs
+	mnt      string
+	waitOnce sync.Once
+	done     chan struct{}
+}
+
+// mfs is the state shared by every node of one mount.
+type mfs struct {
+	store   *episodes.Store
+	opt     Options
+	log     *slog.Logger
+	access  *accessLog
+	errs    *errorLog
+	stats   *statsCache
+	ext     *extensions
+	uid     uint32
+	gid     uint32
+	started time.Time
+
+	rootOps    map[string]gofs.InodeEmbedder
+	episodes   *roNode
+	lives      *lifeTrees
+	stop       chan struct{}
+	mountpoint string
+}
+
+// Mount mounts store at mountpoint and serves it until Unmount (or an
+// external umount). A stale mount left by a killed daemon ("transport
+// endpoint is not connected") is cleared first. As root it mounts
+// directly (no fusermount); otherwise it needs fusermount3 in PATH.
+//
+// Mount sets the process umask to 0: modes of files created in mine/ are
+// then exactly what the caller asked for (the caller's umask was applied
+// by its kernel already).
+func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Options) (*Server, error) {
+	mnt, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	if err := PrepareMountpoint(mnt); err != nil {
+		return nil, err
+	}
+	root := os.Geteuid() == 0
+	if !root {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			if _, err2 := exec.LookPath("fusermount"); err2 != nil {
+				return nil, fmt.Errorf("mount %s: not root and fusermount3 not found in PATH: install the fuse3 package (apt-get install fuse3) or run mfmd as root", mnt)
+			}
+		}
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if opt.RenderTimeout <= 0 {
+		opt.RenderTimeout = 10 * time.Second
+	}
+	syscall.Umask(0)
+
+	m := &mfs{
+		store:      store,
+		opt:        opt,
+		log:        log,
+		errs:       newErrorLog(32),
+		started:    time.Now(),
+		rootOps:    map[string]gofs.InodeEmbedder{},
+		stop:       make(chan struct{}),
+		mountpoint: mnt,
+	}
+	m.uid, m.gid = storeOwner(store.Root)
+	m.stats = newStatsCache(store)
+	m.access = newAccessLog(store, log, opt.NoAccessLog)
+	m.lives = &lifeTrees{m: m, trees: map[int]*roNode{}}
+	if err := m.openExtensions(ctx); err != nil {
+		m.access.close()
+		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+	rootDir, err := m.buildRoot()
+	if err != nil {
+		m.access.close()
+		m.ext.close()
+		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+
+	mo := fuse.MountOptions{
+		FsName:             "mfm:" + store.Root,
+		Name:               "mfm",
+		DirectMountStrict:  root,
+		EnableLocks:        true,
+		DisableReadDirPlus: !opt.ReadDirPlus,
+		Debug:              opt.Debug,
+		MaxReadAhead:       1 << 20,
+		MaxWrite:           1 << 20,
+	}
+	if root {
+		// The agent may run as another user: let it in, and let the
+		// kernel check permissions against the modes we report.
+		mo.AllowOther = true
+		mo.Options = append(mo.Options, "default_permissions")
+	}
+	mo.PanicHandler = func(p any) fuse.Status {
+		log.Error("mount: handler panic", slog.Any("panic", p))
+		if opt.PanicHandler != nil {
+			opt.PanicHandler(p)
+		}
+		return fuse.EIO
+	}
+	fsOpts := &gofs.Options{
+		MountOptions:    mo,
+		NullPermissions: true,
+		RootStableAttr:  &gofs.StableAttr{Ino: 1},
+		OnAdd:           func(ctx context.Context) { m.addRootChildren(ctx, rootDir) },
+	}
+	raw := gofs.NewNodeFS(rootDir, fsOpts)
+	srv, err := fuse.NewServer(raw, mnt, &fsOpts.MountOptions)
+	if err != nil {
+		m.access.close()
+		m.ext.close()
+		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		_ = srv.Unmount()
+		m.access.close()
+		m.ext.close()
+		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+	s := &Server{srv: srv, m: m, mnt: mnt, done: make(chan struct{})}
+	go m.watchLives()
+	log.Info("mounted", slog.String("store", store.Root), slog.String("mountpoint", mnt), slog.Bool("read_only_mine", opt.ReadOnly))
+	return s, nil
+}
+
+// Mountpoint returns the absolute mount point.
+func (s *Server) Mountpoint() string { return s.mnt }
+
+// Unmount unmounts the filesystem. If it is busy it retries for about a
+// second, then detaches lazily (MNT_DETACH): open descriptors keep
+// working and Wait returns when the last one is closed.
+func (s *Server) Unmount() error {
+	var err error
+	for i := 0; i < 10; i++ {
+		if err = s.srv.Unmount(); err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.m.log.Warn("unmount: busy, detaching lazily", slog.String("mountpoint", s.mnt), slog.Any("err", err))
+	if derr := detach(s.mnt); derr != nil {
+		return fmt.Errorf("unmount %s: %w (lazy detach: %v)", s.mnt, err, derr)
+	}
+	return nil
+}
+
+// Wait blocks until the filesystem is unmounted and the server has
+// stopped, then flushes the access log.
+func (s *Server) Wait() {
+	s.srv.Wait()
+	s.waitOnce.Do(func() {
+		close(s.m.stop)
+		s.m.access.close()
+		s.m.ext.close()
+		close(s.done)
+	})
+	<-s.done
+}
+
+// detach lazily unmounts mnt (umount -l).
+func detach(mnt string) error {
+	if os.Geteuid() == 0 {
+		return syscall.Unmount(mnt, syscall.MNT_DETACH)
+	}
+	bin, err := exec.LookPath("fusermount3")
+	if err != nil {
+		if bin, err = exec.LookPath("fusermount"); err != nil {
+			return fmt.Errorf("fusermount3 not found in PATH")
+		}
+	}
+	if out, err := exec.Command(bin, "-u", "-z", mnt).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s -u -z: %w: %s", bin, err, out)
+	}
+	return nil
+}
+
+// PrepareMountpoint checks that mnt is a directory ready to be mounted
+// on. A stale FUSE mount (stat fails with ENOTCONN: its daemon died) is
+// detached first; a live mount is an error.
+func PrepareMountpoint(mnt string) error {
+	var st syscall.Stat_t
+	err := syscall.Stat(mnt, &st)
+	if errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ECONNABORTED) {
+		slog.Warn("mountpoint: clearing stale mount (transport endpoint is not connected)", slog.String("mountpoint", mnt))
+		if derr := detach(mnt); derr != nil {
+			return fmt.Errorf("mountpoint %s is a stale mount and could not be cleared: %w (try: umount -l %s)", mnt, derr, mnt)
+		}
+		err = syscall.Stat(mnt, &st)
+	}
+	if err != nil {
+		return fmt.Errorf("mountpoint %s: %w", mnt, err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return fmt.Errorf("mountpoint %s: not a directory", mnt)
+	}
+	var pst syscall.Stat_t
+	if err := syscall.Stat(filepath.Dir(mnt), &pst); err == nil && pst.Dev != st.Dev && mnt != "/" {
+		return fmt.Errorf("mountpoint %s: something is already mounted there (unmount it first: umount %s)", mnt, mnt)
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package fs
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// immutableTTL is how long the kernel may cache entries and attributes
+// inside episodes/ and previous/. Episodes are written under a temporary
+// name and renamed complete, and never change afterwards; the one event
+// that changes what a name means (a new life moving episodes/ to
+// previous/life_N/) is detected by the life watcher, which invalidates the
+// kernel's entries (from its own goroutine, never inside a handler).
+const immutableTTL = 30 * time.Second
+
+// roNode is a read-only pass-through onto a store directory (episodes/,
+// previous/, or mine/ under --read-only). It embeds go-fuse's LoopbackNode
+// for lookups, listing, reads and attributes and answers every mutating
+// call with EROFS. Names that do not exist on disk may resolve to virtual
+// views (frame views, episode contact sheets).
+type roNode struct {
+	*gofs.LoopbackNode
+	m        *mfs
+	ttl      time.Duration // entry/attr timeout for this node's children and itself
+	kind     string        // access-log kind for files below ("episode", "note")
+	childTTL time.Duration // timeout handed to children
+}
+
+var (
+	_ = (gofs.NodeWrapChilder)((*roNode)(nil))
+	_ = (gofs.NodeLookuper)((*roNode)(nil))
+	_ = (gofs.NodeGetattrer)((*roNode)(nil))
+	_ = (gofs.NodeOpener)((*roNode)(nil))
+	_ = (gofs.NodeOpendirHandler)((*roNode)(nil))
+	_ = (gofs.NodeSetattrer)((*roNode)(nil))
+	_ = (gofs.NodeCreater)((*roNode)(nil))
+	_ = (gofs.NodeMkdirer)((*roNode)(nil))
+	_ = (gofs.NodeMknoder)((*roNode)(nil))
+	_ = (gofs.NodeUnlinker)((*roNode)(nil))
+	_ = (gofs.NodeRmdirer)((*roNode)(nil))
+	_ = (gofs.NodeRenamer)((*roNode)(nil))
+	_ = (gofs.NodeLinker)((*roNode)(nil))
+	_ = (gofs.NodeSymlinker)((*roNode)(nil))
+	_ = (gofs.NodeSetxattrer)((*roNode)(nil))
+	_ = (gofs.NodeRemovexattrer)((*roNode)(nil))
+	_ = (gofs.NodeGetxattrer)((*roNode)(nil))
+	_ = (gofs.NodeListxattrer)((*roNode)(nil))
+	_ = (gofs.NodeTmpfiler)((*roNode)(nil))
+	_ = (gofs.NodeAllocater)((*roNode)(nil))
+)
+
+// newROTree returns the root node of a read-only pass-through of dir.
+// salt separates its inode numbers from other subtrees (see ino.go).
+func (m *mfs) newROTree(dir string, salt uint64, childTTL time.Duration, kind string) (*roNode, error) {
+	lb, err := gofs.NewLoopbackRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	ln := lb.(*gofs.LoopbackNode)
+	ln.RootData.Dev ^= salt
+	return &roNode{LoopbackNode: ln, m: m, ttl: 0, kind: kind, childTTL: childTTL}, nil
+}
+
+func (n *roNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.InodeEmbedder {
+	return &roNode{LoopbackNode: ops.(*gofs.LoopbackNode), m: n.m, ttl: n.childTTL, childTTL: n.childTTL, kind: n.kind}
+}
+
+func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ch, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno == syscall.ENOENT {
+		return n.m.lookupVirtual(ctx, &n.Inode, name, out)
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	roAttr(&out.Attr)
+	out.SetEntryTimeout(n.childTTL)
+	out.SetAttrTimeout(n.childTTL)
+	return ch, 0
+}
+
+func (n *roNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	errno := n.LoopbackNode.Getattr(ctx, f, out)
+	roAttr(&out.Attr)
+	out.SetTimeout(n.ttl)
+	return errno
+}
+
+// roAttr clears the write bits, so tools see read-only files (and test
+// -w, editors and rsync behave accordingly).
+func roAttr(a *fuse.Attr) {
+	if a.Mode&syscall.S_IFMT != syscall.S_IFLNK {
+		a.Mode &^= 0o222
+	}
+}
+
+func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if writeMode(flags) {
+		return nil, 0, syscall.EROFS
+	}
+	path := "/" + n.Path(nil)
+	n.m.access.record(ctx, path, kindOfPath(path, n.kind))
+	return n.LoopbackNode.Open(ctx, flags)
+}
+
+func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	n.m.access.record(ctx, "/"+n.Path(nil), "list")
+	return n.LoopbackNode.OpendirHandle(ctx, flags)
+}
+
+func (n *roNode) Setattr(context.Context, gofs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
+	return syscall.EROFS
+}
+func (n *roNode) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EROFS
+}
+func (n *roNode) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+func (n *roNode) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+func (n *roNode) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (n *roNode) Rmdir(context.Context, string) syscall.Errno  { return syscall.EROFS }
+func (n *roNode) Rename(context.Context, string, gofs.InodeEmbedder, string, uint32) syscall.Errno {
+	return syscall.EROFS
+}
+func (n *roNode) Link(context.Context, gofs.InodeEmbedder, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+func (n *roNode) Symlink(context.Context, string, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+func (n *roNode) Setxattr(context.Context, string, []byte, uint32) syscall.Errno {
+	return syscall.EROFS
+}
+func (n *roNode) Removexattr(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (n *roNode) Getxattr(context.Context, string, []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENOSYS
+}
+func (n *roNode) Listxattr(context.Context, []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENOSYS
+}
+func (n *roNode) Tmpfile(context.Context, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EROFS
+}
+func (n *roNode) Allocate(context.Context, gofs.FileHandle, uint64, uint64, uint32) syscall.Errno {
+	return syscall.EROFS
+}
