@@ -1,0 +1,313 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kinds of agent-written scripts in mine/.
+const (
+	KindProcedure = "procedure" // mine/procedures/NAME.ext
+	KindReflex    = "reflex"    // mine/reflexes/NAME.ext
+)
+
+// Param is one declared parameter of a procedure.
+type Param struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Procedure is an agent-written script in mine/procedures/ or
+// mine/reflexes/, with what its header declares (docs/PROCEDURES.md):
+//
+//	"""NAME: one-line description."""        (Python docstring) or
+//	# NAME: one-line description               (first comment line)
+//	PARAMS = {"x": "screen x 0-640", ...}      (Python, one line) or
+//	# mfm-param: x: screen x 0-640             (any language)
+//	# mfm-when: health_prev - health >= 3      (reflexes: run only when it holds)
+//	# mfm-timeout: 5s                          (at most the runner's timeout)
+//	# mfm-disabled: reason                     (kept on disk, refused)
+type Procedure struct {
+	Name        string            `json:"name"`
+	Kind        string            `json:"kind"`
+	Path        string            `json:"path"`
+	Description string            `json:"description"`
+	Params      []Param           `json:"params"`
+	When        string            `json:"when,omitempty"`
+	Disabled    string            `json:"disabled,omitempty"` // the reason; "" when enabled
+	Timeout     time.Duration     `json:"timeout,omitempty"`
+	Command     []string          `json:"command"` // how it is started (the file is appended)
+	SHA256      string            `json:"sha256"`
+	Size        int64             `json:"size"`
+	ModTime     time.Time         `json:"mtime"`
+	Directives  map[string]string `json:"directives,omitempty"` // every mfm-KEY seen (last value)
+}
+
+// IsDisabled reports whether the procedure carries an mfm-disabled line.
+func (p *Procedure) IsDisabled() bool { return p.Disabled != "" }
+
+// validName is what a procedure may be called: a file stem without path
+// separators or a leading dot.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`)
+
+// ValidName reports whether name can name a procedure.
+func ValidName(name string) bool { return validName.MatchString(name) && !strings.Contains(name, "..") }
+
+// maxHeader is how much of a file is read for its header.
+const maxHeader = 64 << 10
+
+var (
+	directiveRe = regexp.MustCompile(`^\s*(?:#|//|--|;)\s*mfm-([a-z][a-z0-9_-]*)\s*:?\s*(.*?)\s*$`)
+	paramsRe    = regexp.MustCompile(`(?m)^PARAMS\s*=\s*(\{.*\})\s*$`)
+	pairRe      = regexp.MustCompile(`["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:\s*["']([^"']*)["']`)
+)
+
+// interpreters start a script by extension when it is not executable and
+// has no #! line.
+var interpreters = map[string][]string{
+	".py":   {"python3"},
+	".sh":   {"sh"},
+	".bash": {"bash"},
+	".js":   {"node"},
+	".rb":   {"ruby"},
+	".pl":   {"perl"},
+	".lua":  {"lua"},
+}
+
+// skipFile reports whether a directory entry is not a script: dot files,
+// editor backups, documentation, compiled caches.
+func skipFile(name string) bool {
+	if strings.HasPrefix(name, ".") || strings.HasSuffix(name, "~") || strings.HasPrefix(name, "#") {
+		return true
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".md", ".txt", ".json", ".pyc", ".swp", ".bak", ".orig", ".tmp":
+		return true
+	}
+	return strings.HasPrefix(strings.ToLower(name), "readme")
+}
+
+// stem is a file name without its last extension.
+func stem(name string) string { return strings.TrimSuffix(name, filepath.Ext(name)) }
+
+// LoadProcedure reads the script at path and parses its header. kind is
+// KindProcedure or KindReflex.
+func LoadProcedure(path, kind string) (*Procedure, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s %s: %w", kind, path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("load %s %s: not a regular file", kind, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s %s: %w", kind, path, err)
+	}
+	sum := sha256.Sum256(data)
+	p := &Procedure{
+		Name:    stem(filepath.Base(path)),
+		Kind:    kind,
+		Path:    path,
+		SHA256:  hex.EncodeToString(sum[:]),
+		Size:    st.Size(),
+		ModTime: st.ModTime().UTC(),
+		Params:  []Param{},
+	}
+	head := data
+	if len(head) > maxHeader {
+		head = head[:maxHeader]
+	}
+	parseHeader(p, head)
+	cmd, err := commandFor(path, head, st.Mode())
+	if err != nil {
+		return nil, fmt.Errorf("load %s %s: %w", kind, p.Name, err)
+	}
+	p.Command = cmd
+	return p, nil
+}
+
+// parseHeader fills description, parameters and directives from the
+// first maxHeader bytes of a script.
+func parseHeader(p *Procedure, head []byte) {
+	sc := bufio.NewScanner(bytes.NewReader(head))
+	sc.Buffer(make([]byte, 0, 4096), maxHeader)
+	first := true
+	for sc.Scan() {
+		line := sc.Text()
+		if first && strings.HasPrefix(line, "#!") {
+			first = false
+			continue
+		}
+		first = false
+		if m := directiveRe.FindStringSubmatch(line); m != nil {
+			if p.Directives == nil {
+				p.Directives = map[string]string{}
+			}
+			key, val := m[1], m[2]
+			p.Directives[key] = val
+			switch key {
+			case "when":
+				p.When = val
+			case "disabled":
+				p.Disabled = val
+				if val == "" {
+					p.Disabled = "disabled"
+				}
+			case "timeout":
+				if d, err := time.ParseDuration(val); err == nil && d > 0 {
+					p.Timeout = d
+				}
+			case "param":
+				name, desc, _ := strings.Cut(val, ":")
+				if n := strings.TrimSpace(name); n != "" {
+					p.Params = append(p.Params, Param{Name: n, Description: strings.TrimSpace(desc)})
+				}
+			}
+			continue
+		}
+		if p.Description != "" {
+			continue
+		}
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || strings.HasPrefix(t, "# -*-") || strings.HasPrefix(t, "# vim:") || t == "set -e" || strings.HasPrefix(t, "set -"):
+		case strings.HasPrefix(t, `"""`) || strings.HasPrefix(t, `'''`) || strings.HasPrefix(t, `r"""`):
+			q := t[:3]
+			if t[0] == 'r' {
+				t, q = t[1:], t[1:4]
+			}
+			body := strings.TrimPrefix(t, q)
+			if i := strings.Index(body, q); i >= 0 {
+				body = body[:i]
+			}
+			p.Description = cleanDescription(p.Name, body)
+		case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "--"):
+			p.Description = cleanDescription(p.Name, strings.TrimLeft(t, "#/- "))
+		}
+	}
+	if len(p.Params) == 0 {
+		if m := paramsRe.FindSubmatch(head); m != nil {
+			p.Params = parseParams(m[1])
+		}
+	}
+}
+
+// parseParams reads a one-line PARAMS dict literal: JSON when it is, else
+// the quoted "name": "description" pairs in it.
+func parseParams(lit []byte) []Param {
+	var m map[string]any
+	var out []Param
+	if json.Unmarshal(lit, &m) == nil {
+		// keep the file's order: find each key's position
+		for k, v := range m {
+			out = append(out, Param{Name: k, Description: fmt.Sprint(v)})
+		}
+		sort.Slice(out, func(i, j int) bool {
+			return bytes.Index(lit, []byte(`"`+out[i].Name+`"`)) < bytes.Index(lit, []byte(`"`+out[j].Name+`"`))
+		})
+		return out
+	}
+	for _, pm := range pairRe.FindAllSubmatch(lit, -1) {
+		out = append(out, Param{Name: string(pm[1]), Description: string(pm[2])})
+	}
+	return out
+}
+
+func cleanDescription(name, s string) string {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, name+":"); ok {
+		s = strings.TrimSpace(rest)
+	}
+	return s
+}
+
+// commandFor decides how a script is started: directly when it is
+// executable, by its #! line, or by its extension.
+func commandFor(path string, head []byte, mode fs.FileMode) ([]string, error) {
+	if mode&0o111 != 0 {
+		return []string{}, nil
+	}
+	if bytes.HasPrefix(head, []byte("#!")) {
+		line, _, _ := bytes.Cut(head[2:], []byte("\n"))
+		f := strings.Fields(strings.TrimSpace(string(line)))
+		if len(f) > 0 {
+			return f, nil
+		}
+	}
+	if in, ok := interpreters[strings.ToLower(filepath.Ext(path))]; ok {
+		return in, nil
+	}
+	return nil, fmt.Errorf("cannot tell how to run %s: make it executable (chmod +x) with a #! line, or use one of the extensions .py .sh .bash .js .rb .pl .lua", filepath.Base(path))
+}
+
+// ListProcedures loads every script in dir (mine/procedures or
+// mine/reflexes), sorted by name. A missing dir has none. Scripts whose
+// header cannot be used are returned in bad (the rest still load).
+func ListProcedures(dir, kind string) (procs []*Procedure, bad []error, err error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %ss: %w", kind, err)
+	}
+	seen := map[string]string{}
+	for _, e := range ents {
+		if e.IsDir() || skipFile(e.Name()) {
+			continue
+		}
+		name := stem(e.Name())
+		if prev, dup := seen[name]; dup {
+			bad = append(bad, fmt.Errorf("%s %s: two files, %s and %s: rename one", kind, name, prev, e.Name()))
+			continue
+		}
+		seen[name] = e.Name()
+		p, err := LoadProcedure(filepath.Join(dir, e.Name()), kind)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		procs = append(procs, p)
+	}
+	sort.Slice(procs, func(i, j int) bool { return procs[i].Name < procs[j].Name })
+	return procs, bad, nil
+}
+
+// FindProcedure returns the script named name in dir, or an error wrapping
+// ErrNotFound.
+func FindProcedure(dir, name, kind string) (*Procedure, error) {
+	if !ValidName(name) {
+		return nil, &ProcError{Procedure: name, Reason: ReasonNotFound, Message: fmt.Sprintf("%q is not a procedure name (letters, digits, _ . + -; no slashes)", name)}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("find %s %s: %w", kind, name, err)
+	}
+	var found []string
+	for _, e := range ents {
+		if !e.IsDir() && !skipFile(e.Name()) && (stem(e.Name()) == name || e.Name() == name) {
+			found = append(found, e.Name())
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, &ProcError{Procedure: name, Reason: ReasonNotFound, Message: fmt.Sprintf("no %s %q in %s", kind, name, dir)}
+	case 1:
+		return LoadProcedure(filepath.Join(dir, found[0]), kind)
+	default:
+		return nil, fmt.Errorf("%s %s: ambiguous, several files: %s", kind, name, strings.Join(found, ", "))
+	}
+}

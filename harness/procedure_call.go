@@ -1,0 +1,234 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// Outcomes of a recorded procedure call (action.json "procedure"."outcome").
+const (
+	OutcomeOK      = "ok"      // every expanded item ran
+	OutcomeStopped = "stopped" // a reflex stopped it; the rest was dropped
+	OutcomeFailed  = "failed"  // executing an item failed
+	// A refusal or other *ProcError records its Reason as the outcome
+	// (refused, timeout, disabled, ...).
+)
+
+// ExecFunc executes one expanded item in the environment, calling emit
+// after every environment step with the step (the state after it). emit
+// returns ErrStopped when a reflex stopped the plan: ExecFunc must then
+// return (it may return that error).
+type ExecFunc func(ctx context.Context, it Item, emit func(Step) error) error
+
+// ErrStopped is returned by emit when a reflex asked to stop.
+var ErrStopped = errors.New("stopped by a reflex")
+
+// CallOptions configure Runner.Call.
+type CallOptions struct {
+	// State is the state JSON the procedure reads on stdin; when nil the
+	// caller's latest recorded state is not known here, so pass it.
+	State []byte
+	// Reflexes are checked every SampleEvery steps (default 4) on
+	// Sample(state, state SampleEvery steps earlier, entry).
+	Reflexes    *ReflexSet
+	SampleEvery int
+	// Plan, Header, Meta and Budget go into the recorded Call.
+	Plan   []string
+	Header []string
+	Meta   map[string]any
+	Budget int64
+}
+
+// CallRecord is what action.json "procedure" holds for a call: the call,
+// its arguments, the expansion, the outcome and reflex firings.
+type CallRecord struct {
+	Name        string           `json:"name"`
+	Args        map[string]any   `json:"args"`
+	Outcome     string           `json:"outcome"`
+	Error       string           `json:"error,omitempty"`
+	Expansion   []map[string]any `json:"expansion"`
+	Done        int              `json:"done"` // items executed (whole or in part)
+	Invocations []Invocation     `json:"invocations"`
+	Reflexes    []Firing         `json:"reflexes,omitempty"`
+}
+
+func (c *CallRecord) meta() map[string]any {
+	exp := make([]any, len(c.Expansion))
+	for i, e := range c.Expansion {
+		exp[i] = e
+	}
+	invs := make([]any, len(c.Invocations))
+	for i, v := range c.Invocations {
+		invs[i] = map[string]any{"name": v.Name, "args": v.Args, "depth": v.Depth, "sha256": v.SHA256, "ms": v.Millis, "exit": v.ExitCode}
+	}
+	m := map[string]any{"name": c.Name, "args": c.Args, "outcome": c.Outcome, "expansion": exp, "done": c.Done, "invocations": invs}
+	if c.Error != "" {
+		m["error"] = c.Error
+	}
+	if len(c.Reflexes) > 0 {
+		fs := make([]any, len(c.Reflexes))
+		for i, f := range c.Reflexes {
+			fm := map[string]any{"reflex": f.Reflex, "stop": f.Stop, "note": f.Note, "step": f.Step}
+			if f.Err != "" {
+				fm["error"] = f.Err
+			}
+			fs[i] = fm
+		}
+		m["reflexes"] = fs
+	}
+	return m
+}
+
+// ArgsOf turns an argument object into ordered Args (sorted by name) for
+// a Call.
+func ArgsOf(m map[string]any) []Arg {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]Arg, len(keys))
+	for i, k := range keys {
+		out[i] = Arg{Name: k, Value: m[k]}
+	}
+	return out
+}
+
+// Call runs procedure name with args and records the whole call as one
+// episode of rec: Begin(Call{Kind: name, Args}), the executed items' steps,
+// reflex notes, End. action.json gets "procedure": the CallRecord (call,
+// arguments, expansion, outcome), so `--action NAME` finds every call. A
+// procedure that refuses (or times out, is disabled, …) is recorded too,
+// as an episode without steps whose note is the refusal; its *ProcError
+// is returned with the row.
+func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Arg, exec ExecFunc, opt CallOptions) (*CallRecord, episodes.Row, error) {
+	argm := map[string]any{}
+	for _, a := range args {
+		argm[a.Name] = a.Value
+	}
+	res, runErr := r.Run(ctx, name, argm, opt.State)
+	cr := &CallRecord{Name: name, Args: argm, Outcome: OutcomeOK, Expansion: []map[string]any{}}
+	if res != nil {
+		cr.Invocations = res.Invocations
+		for _, it := range res.Items {
+			e := it.Entry()
+			e["from"] = it.From
+			cr.Expansion = append(cr.Expansion, e)
+		}
+	}
+	meta := map[string]any{}
+	for k, v := range opt.Meta {
+		meta[k] = v
+	}
+	call := Call{Kind: name, Args: args, Plan: opt.Plan, Header: opt.Header, Meta: meta, Budget: opt.Budget}
+	if err := rec.Begin(call); err != nil {
+		return cr, episodes.Row{}, fmt.Errorf("call %s: %w", name, err)
+	}
+	if runErr != nil {
+		var pe *ProcError
+		cr.Outcome = ReasonCrashed
+		if errors.As(runErr, &pe) {
+			cr.Outcome = pe.Reason
+			cr.Error = pe.Error()
+			_ = rec.Note(name + ": " + pe.Reason + ": " + pe.Message)
+		} else {
+			cr.Error = runErr.Error()
+			_ = rec.Note(name + ": " + runErr.Error())
+		}
+		meta["procedure"] = cr.meta()
+		row, err := rec.End()
+		if err != nil {
+			rec.Abort()
+			return cr, row, errors.Join(runErr, err)
+		}
+		return cr, row, runErr
+	}
+	for _, n := range res.Notes {
+		_ = rec.Note(n)
+	}
+	every := opt.SampleEvery
+	if every <= 0 {
+		every = 4
+	}
+	var hist []State
+	queue := append([]Item(nil), res.Items...)
+	var execErr error
+	stopped := false
+	for i := 0; i < len(queue) && !stopped; i++ {
+		it := queue[i]
+		cr.Done++
+		n := 0
+		emit := func(s Step) error {
+			if err := rec.Step(s); err != nil {
+				return err
+			}
+			hist = append(hist, s.State)
+			if len(hist) > every+1 {
+				hist = hist[len(hist)-every-1:]
+			}
+			n++
+			if opt.Reflexes == nil || n%every != 0 {
+				return nil
+			}
+			var prev *State
+			if len(hist) > every {
+				p := hist[len(hist)-1-every]
+				prev = &p
+			}
+			for _, f := range opt.Reflexes.Check(ctx, Sample(s.State, prev, it.EntryName())) {
+				cr.Reflexes = append(cr.Reflexes, f)
+				note := f.LogNote()
+				if f.Stop {
+					dropped := len(queue) - i - 1
+					note += fmt.Sprintf(" -- the runner dropped the rest of your plan (%d action(s)).", dropped)
+					stopped = true
+				}
+				_ = rec.Note(note)
+				// the reflex's own actions run next; after a stop they are
+				// all that runs
+				rest := append([]Item(nil), f.Items...)
+				if f.Stop {
+					queue = append(queue[:i+1:i+1], rest...)
+				} else if len(rest) > 0 {
+					queue = append(queue[:i+1:i+1], append(rest, queue[i+1:]...)...)
+				}
+			}
+			if stopped {
+				return ErrStopped
+			}
+			return nil
+		}
+		if err := exec(ctx, it, emit); err != nil && !errors.Is(err, ErrStopped) {
+			execErr = fmt.Errorf("call %s: item %d (%s): %w", name, i, it.EntryName(), err)
+			break
+		}
+		if stopped {
+			// run the stopping reflex's actions, unchecked
+			for _, rit := range queue[i+1:] {
+				cr.Done++
+				if err := exec(ctx, rit, func(s Step) error { return rec.Step(s) }); err != nil {
+					execErr = fmt.Errorf("call %s: reflex action (%s): %w", name, rit.EntryName(), err)
+					break
+				}
+			}
+		}
+	}
+	switch {
+	case execErr != nil:
+		cr.Outcome, cr.Error = OutcomeFailed, execErr.Error()
+		_ = rec.Note(name + ": failed: " + execErr.Error())
+	case stopped:
+		cr.Outcome = OutcomeStopped
+	}
+	meta["procedure"] = cr.meta()
+	row, err := rec.End()
+	if err != nil {
+		rec.Abort()
+		return cr, row, errors.Join(execErr, err)
+	}
+	return cr, row, execErr
+}
