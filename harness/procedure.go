@@ -105,6 +105,9 @@ func stem(name string) string { return strings.TrimSuffix(name, filepath.Ext(nam
 // LoadProcedure reads the script at path and parses its header. kind is
 // KindProcedure or KindReflex.
 func LoadProcedure(path, kind string) (*Procedure, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s %s: %w", kind, path, err)

@@ -1,0 +1,428 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// procDir writes scripts (name -> content) into a fresh procedures dir.
+func procDir(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "procedures")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(body, "#!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func needPython(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("python3 is required for the procedure tests (the paper's procedures are Python): %v", err)
+	}
+}
+
+const pyEquip = `"""equip_hotbar: select a hotbar slot."""
+import json, sys
+PARAMS = {"slot": "hotbar slot 1-9"}
+args = json.loads(sys.argv[sys.argv.index("--args") + 1])
+s = json.load(sys.stdin)
+if not 1 <= int(args.get("slot", 0)) <= 9:
+    raise SystemExit("slot must be 1-9")
+print(json.dumps({"actions": [{"action": {"hotbar.%d" % int(args["slot"]): 1}, "repeat": 1}]}))
+`
+
+// shell procedure: reads the state with jq-free sh, two raw actions and a
+// nested python procedure.
+const shDig = `#!/bin/sh
+# dig: turn, equip, attack N times (shell)
+# mfm-param: n: attack holds
+n=$(echo "$2" | sed 's/.*"n": *\([0-9]*\).*/\1/')
+cat >/dev/null
+echo '{"actions": [{"action": {"camera": [0, 90]}}, {"procedure": "equip_hotbar", "args": {"slot": 2}}, {"action": {"attack": 1}, "repeat": '"$n"'}, {"atom": "collect_drops", "args": {"ticks": 48}}]}'
+`
+
+func TestProcedureRun(t *testing.T) {
+	needPython(t)
+	dir := procDir(t, map[string]string{
+		"equip_hotbar.py": pyEquip,
+		"dig.sh":          shDig,
+		"loop.py":         "import json\nprint(json.dumps({\"actions\": [{\"procedure\": \"loop\"}]}))\n",
+		"sleepy.sh":       "#!/bin/sh\n(sleep 30; echo late) &\nsleep 30\n",
+		"chatty.py":       "import sys\nsys.stdout.write('x' * 5000000)\n",
+		"refuse.py":       "\"\"\"refuse: always refuses.\"\"\"\nimport json, sys\ns = json.load(sys.stdin)\nif s.get('gui_open'):\n    raise SystemExit('a screen is open: close_inventory first')\nprint('{\"actions\": []}')\n",
+		"crash.py":        "import json\njson.loads('{')\n",
+		"off.py":          "# off: kept but not run\n# mfm-disabled: broke the bridge at ep_000123\nprint('{\"actions\": []}')\n",
+		"noisy.py":        "print('debug line')\nprint('{\"actions\": [{\"action\": {\"jump\": 1}, \"repeat\": 3}]}')\n",
+		"bad.py":          "print('{\"actions\": [{\"fly\": 1}]}')\n",
+		"uses_ghost.py":   "print('{\"actions\": [{\"procedure\": \"ghost\"}]}')\n",
+	})
+	r := &Runner{Dir: dir, Timeout: 2 * time.Second, MaxOutput: 64 << 10, MaxDepth: 4}
+	state := []byte(`{"gui_open": false, "hotbar": []}`)
+	ctx := context.Background()
+
+	t.Run("shell with nested python and atom", func(t *testing.T) {
+		res, err := r.Run(ctx, "dig", map[string]any{"n": 3}, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(res.Entries())
+		want := `[{"action":{"camera":[0,90]},"repeat":1},{"action":{"hotbar.2":1},"repeat":1},{"action":{"attack":1},"repeat":3},{"args":{"ticks":48},"procedure":"collect_drops"}]`
+		if string(got) != want {
+			t.Fatalf("expansion\n got %s\nwant %s", got, want)
+		}
+		if from := strings.Join(res.Items[1].From, ">"); from != "dig>equip_hotbar" {
+			t.Errorf("item 1 from %q, want dig>equip_hotbar", from)
+		}
+		if len(res.Invocations) != 2 || res.Invocations[1].Depth != 1 || res.Invocations[1].Name != "equip_hotbar" {
+			t.Errorf("invocations %+v", res.Invocations)
+		}
+	})
+
+	cases := []struct {
+		name   string
+		args   map[string]any
+		state  string
+		want   error
+		reason string
+		msg    string
+	}{
+		{"loop", nil, "", ErrDepth, ReasonDepth, "over the limit of 4"},
+		{"sleepy", nil, "", ErrTimeout, ReasonTimeout, "process group was killed"},
+		{"chatty", nil, "", ErrOutputLimit, ReasonOutputLimit, "more than 65536 bytes"},
+		{"refuse", nil, `{"gui_open": true}`, ErrRefused, ReasonRefused, "a screen is open: close_inventory first"},
+		{"equip_hotbar", map[string]any{"slot": 12}, "", ErrRefused, ReasonRefused, "slot must be 1-9"},
+		{"crash", nil, "", ErrCrashed, ReasonCrashed, "JSONDecodeError"},
+		{"off", nil, "", ErrDisabled, ReasonDisabled, "broke the bridge at ep_000123"},
+		{"bad", nil, "", ErrBadOutput, ReasonBadOutput, "actions[0]"},
+		{"nosuch", nil, "", ErrNotFound, ReasonNotFound, `no procedure "nosuch"`},
+		{"../etc/passwd", nil, "", ErrNotFound, ReasonNotFound, "not a procedure name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := state
+			if c.state != "" {
+				s = []byte(c.state)
+			}
+			start := time.Now()
+			_, err := r.Run(ctx, c.name, c.args, s)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			var pe *ProcError
+			if !errors.As(err, &pe) || pe.Reason != c.reason {
+				t.Fatalf("err %v: want a *ProcError with reason %s", err, c.reason)
+			}
+			if !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("error %q does not say %q", err, c.msg)
+			}
+			if c.reason == ReasonTimeout && time.Since(start) > 6*time.Second {
+				t.Errorf("timeout took %s", time.Since(start))
+			}
+		})
+	}
+
+	t.Run("timeout kills the whole group", func(t *testing.T) {
+		// sleepy.sh leaves a background sleep; after the kill no process of
+		// its group may remain.
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		d := procDir(t, map[string]string{"bg.sh": "#!/bin/sh\nsleep 60 &\necho $! > " + pidFile + "\nwait\n"})
+		_, err := (&Runner{Dir: d, Timeout: 500 * time.Millisecond}).Run(ctx, "bg", nil, nil)
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("err = %v", err)
+		}
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &pid); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for syscall.Kill(pid, 0) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("background child %d survived the timeout", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+
+	t.Run("debug lines before the JSON are tolerated", func(t *testing.T) {
+		res, err := r.Run(ctx, "noisy", nil, state)
+		if err != nil || len(res.Items) != 1 || res.Items[0].Repeat != 3 {
+			t.Fatalf("res %+v err %v", res, err)
+		}
+	})
+
+	t.Run("unknown atom with an atom list", func(t *testing.T) {
+		rr := *r
+		rr.Atoms = map[string]bool{"collect_drops": true}
+		if _, err := rr.Run(ctx, "uses_ghost", nil, state); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"ghost"`) {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := rr.Run(ctx, "dig", map[string]any{"n": 1}, state); err != nil {
+			t.Fatalf("dig with atom list: %v", err)
+		}
+	})
+}
+
+func TestProcedureHeader(t *testing.T) {
+	dir := procDir(t, map[string]string{
+		"equip_hotbar.py": pyEquip,
+		"dig.sh":          shDig,
+		"notes.md":        "not a script",
+		".hidden.py":      "x",
+		"odd.xyz":         "no way to run",
+	})
+	procs, bad, err := ListProcedures(dir, KindProcedure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(procs) != 2 || len(bad) != 1 || !strings.Contains(bad[0].Error(), "cannot tell how to run odd.xyz") {
+		t.Fatalf("procs %d bad %v", len(procs), bad)
+	}
+	dig, eq := procs[0], procs[1]
+	if dig.Description != "turn, equip, attack N times (shell)" || len(dig.Params) != 1 || dig.Params[0].Name != "n" {
+		t.Errorf("dig header: %+v", dig)
+	}
+	if eq.Description != "select a hotbar slot." || len(eq.Params) != 1 || eq.Params[0].Description != "hotbar slot 1-9" || eq.Command[0] != "python3" {
+		t.Errorf("equip_hotbar header: %+v", eq)
+	}
+	// The paper's own procedure.
+	p, err := LoadProcedure("../testdata/paper-run-diamond/store/mine/procedures/aim_speckles.py", KindProcedure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Description != "immediately aim at a watcher pixel, mine twice, and collect the ore drop." {
+		t.Errorf("aim_speckles description %q", p.Description)
+	}
+	var names []string
+	for _, pm := range p.Params {
+		names = append(names, pm.Name)
+	}
+	if strings.Join(names, ",") != "x,y,pick" {
+		t.Errorf("aim_speckles params %v", names)
+	}
+}
+
+// TestPaperProcedure runs the paper's aim_speckles.py on a state like the
+// run's: it refuses without a pickaxe and expands otherwise.
+func TestPaperProcedure(t *testing.T) {
+	needPython(t)
+	r := &Runner{Dir: "../testdata/paper-run-diamond/store/mine/procedures"}
+	ctx := context.Background()
+	_, err := r.Run(ctx, "aim_speckles", map[string]any{"x": 320, "y": 180}, []byte(`{"gui_open": false, "hotbar": [{"item": "dirt", "slot": 0, "n": 3}]}`))
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no pickaxe in hotbar") {
+		t.Fatalf("err = %v, want the no-pickaxe refusal", err)
+	}
+	res, err := r.Run(ctx, "aim_speckles", map[string]any{"x": 320, "y": 180, "pick": 7}, []byte(`{"gui_open": false, "hotbar": [{"item": "stone_pickaxe", "slot": 6, "n": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != 5 || res.Items[0].Name != "equip_hotbar" || res.Items[0].Args["slot"] != float64(7) || res.Items[2].Repeat != 30 {
+		t.Fatalf("expansion %+v", res.Entries())
+	}
+}
+
+// TestReflexes runs the paper's reflexes on samples and a declared
+// condition.
+func TestReflexes(t *testing.T) {
+	needPython(t)
+	dir := procDir(t, map[string]string{
+		"fell.py":    mustRead(t, "../testdata/paper-run/store/mine/reflexes/fell.py"),
+		"lava.py":    mustRead(t, "../testdata/paper-run/store/mine/reflexes/lava_ahead.py"),
+		"low.sh":     "#!/bin/sh\n# low: health under 6\n# mfm-when: health < 6 && entry != \"eat\"\necho '{\"note\": \"health low\"}'\n",
+		"retired.sh": "#!/bin/sh\n# mfm-disabled: too noisy\necho '{\"stop\": true, \"note\": \"never\"}'\n",
+	})
+	set, err := LoadReflexes(dir, &Runner{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := State{Step: 100, X: 3165, Y: 66, Z: 1416, Health: 5, Extra: map[string]any{"lava_frac": 0.05}}
+	prev := State{Step: 96, X: 3165, Y: 68.5, Z: 1414, Health: 5, Extra: map[string]any{"lava_frac": 0.0}}
+	fired := set.Check(context.Background(), Sample(cur, &prev, "go_to"))
+	got := map[string]Firing{}
+	for _, f := range fired {
+		got[f.Reflex] = f
+	}
+	if f := got["fell"]; !f.Stop || !strings.Contains(f.Note, "dropping 2.5 blocks") || f.Step != 100 {
+		t.Errorf("fell: %+v", f)
+	}
+	if f := got["lava"]; !f.Stop || len(f.Items) != 1 || f.Items[0].Repeat != 6 || f.Items[0].Action["back"] != float64(1) {
+		t.Errorf("lava: %+v", f)
+	}
+	if f, ok := got["low"]; !ok || f.Note != "health low" || f.Stop {
+		t.Errorf("low: %+v (fired %v)", f, ok)
+	}
+	if _, ok := got["retired"]; ok {
+		t.Error("a disabled reflex fired")
+	}
+	// Condition false: the declared reflex is not even started; the paper's
+	// reflexes print nothing on a calm sample.
+	calm := State{Step: 200, X: 1, Y: 70, Z: 1, Health: 20, Extra: map[string]any{"lava_frac": 0.0}}
+	if fired := set.Check(context.Background(), Sample(calm, &calm, "eat")); len(fired) != 0 {
+		t.Errorf("calm sample fired %+v", fired)
+	}
+	// A bad declaration is reported, the rest load.
+	bad := procDir(t, map[string]string{"x.sh": "#!/bin/sh\n# mfm-when: health <<< 3\n", "y.sh": "#!/bin/sh\n"})
+	set2, err := LoadReflexes(bad, &Runner{})
+	if err == nil || !strings.Contains(err.Error(), "reflex x: mfm-when") || len(set2.Reflexes) != 1 {
+		t.Errorf("bad declaration: err %v, loaded %d", err, len(set2.Reflexes))
+	}
+}
+
+func mustRead(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCallRecorded records procedure calls through the Recorder: the
+// expansion, outcome and a reflex stop land in the episode, and the
+// refusal is an episode too.
+func TestCallRecorded(t *testing.T) {
+	needPython(t)
+	s := newStore(t)
+	rec, err := NewRecorder(s, Options{Clock: func() time.Time { return time.Unix(0, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if _, err := rec.Initial(st(0, 0, 70, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Dir: procDir(t, map[string]string{"equip_hotbar.py": pyEquip, "dig.sh": shDig})}
+	refl := procDir(t, map[string]string{"deep.sh": "#!/bin/sh\n# mfm-when: pos.y < pos_prev.y - 2\necho '{\"stop\": true, \"note\": \"fell\", \"actions\": [{\"action\": {\"back\": 1}, \"repeat\": 2}]}'\n"})
+	set, err := LoadReflexes(refl, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var y float64 = 70
+	step := int64(0)
+	var ran []string
+	exec := func(ctx context.Context, it Item, emit func(Step) error) error {
+		ran = append(ran, it.EntryName())
+		n := it.Repeat
+		if n == 0 {
+			n = 1
+		}
+		for i := 0; i < n; i++ {
+			step++
+			if it.EntryName() == "raw" && it.Action["attack"] != nil {
+				y -= 1 // digging down: falls
+			}
+			if err := emit(Step{Action: it.Action, State: st(step, 0, y, 0)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cr, row, err := r.Call(context.Background(), rec, "dig", []Arg{{"n", 8}}, exec, CallOptions{State: []byte(`{}`), Reflexes: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Action() != "dig" || cr.Outcome != OutcomeStopped || len(cr.Reflexes) != 1 {
+		t.Fatalf("row %s outcome %s reflexes %+v", row.Action(), cr.Outcome, cr.Reflexes)
+	}
+	// camera, equip (raw hotbar), attack x8 stopped after 4 steps (3 blocks
+	// down), then the reflex's back x2; collect_drops dropped.
+	if strings.Join(ran, ",") != "raw,raw,raw,raw" || step != 1+1+4+2 {
+		t.Errorf("ran %v, %d steps", ran, step)
+	}
+	act := readJSON(t, filepath.Join(s.Root, row.Path, "action.json"))
+	proc := act["procedure"].(map[string]any)
+	if proc["outcome"] != "stopped" || len(proc["expansion"].([]any)) != 4 || proc["name"] != "dig" {
+		t.Errorf("action.json procedure: %v", proc)
+	}
+	out := readJSON(t, filepath.Join(s.Root, row.Path, "outcome.json"))
+	if notes, _ := json.Marshal(out["notes"]); !strings.Contains(string(notes), "[REFLEX deep] fell -- the runner dropped the rest of your plan (1 action(s)).") {
+		t.Errorf("notes %s", notes)
+	}
+
+	// A refusal is recorded as an episode without steps.
+	before := step
+	cr, row, err = r.Call(context.Background(), rec, "equip_hotbar", []Arg{{"slot", 0}}, exec, CallOptions{State: []byte(`{}`)})
+	if !errors.Is(err, ErrRefused) || cr.Outcome != ReasonRefused || step != before {
+		t.Fatalf("refusal: err %v outcome %s", err, cr.Outcome)
+	}
+	if row.Action() != "equip_hotbar" || row.Note != "equip_hotbar: refused: slot must be 1-9" {
+		t.Errorf("refusal row %s note %q", row.Action(), row.Note)
+	}
+}
+
+func readJSON(t testing.TB, p string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// FuzzProcedureHeader: any file content parses without panic, and the
+// description is one line.
+func FuzzProcedureHeader(f *testing.F) {
+	f.Add([]byte(pyEquip))
+	f.Add([]byte(shDig))
+	f.Add([]byte("#!/usr/bin/env python3\n\"\"\"x: y\n# mfm-when: a > 1\nPARAMS = {'a': 'b'}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := &Procedure{Name: "x", Params: []Param{}}
+		parseHeader(p, data)
+		if strings.ContainsAny(p.Description, "\n") {
+			t.Fatalf("description has a newline: %q", p.Description)
+		}
+	})
+}
+
+// FuzzExpandItems: any procedure output either expands or fails with a
+// *ProcError; it never panics.
+func FuzzExpandItems(f *testing.F) {
+	f.Add([]byte(`{"actions": [{"action": {"attack": 1}, "repeat": 30}, {"procedure": "collect_drops", "args": {"ticks": 48}}]}`))
+	f.Add([]byte(`{"actions": [{"atom": "x"}, {"action": {}, "repeat": -1}]}`))
+	f.Add([]byte(`debug\n{"actions": []}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var o output
+		if err := decodeOutput(data, &o); err != nil {
+			return
+		}
+		r := &Runner{Dir: dir}
+		res := &Result{}
+		err := r.expandItems(context.Background(), res, o.Actions, nil, []string{"p"})
+		var pe *ProcError
+		if err != nil && !errors.As(err, &pe) {
+			t.Fatalf("error %v is not a *ProcError", err)
+		}
+		for _, it := range res.Items {
+			if it.Kind == ItemRaw && (it.Repeat < 1 || it.Action == nil) {
+				t.Fatalf("bad raw item %+v", it)
+			}
+		}
+	})
+}
