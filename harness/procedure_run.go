@@ -264,7 +264,7 @@ func (r *Runner) expandItems(ctx context.Context, res *Result, actions []json.Ra
 		}
 		var args map[string]any
 		if a, ok := m["args"]; ok && string(a) != "null" {
-			if err := json.Unmarshal(a, &args); err != nil {
+			if err := unmarshalNum(a, &args); err != nil {
 				return bad("args is not an object")
 			}
 		}
@@ -302,7 +302,7 @@ func (r *Runner) expandItems(ctx context.Context, res *Result, actions []json.Ra
 			res.Items = append(res.Items, Item{Kind: ItemAtom, Name: callee, Args: args, From: chain})
 		case m["action"] != nil:
 			var act map[string]any
-			if err := json.Unmarshal(m["action"], &act); err != nil || act == nil {
+			if err := unmarshalNum(m["action"], &act); err != nil || act == nil {
 				return bad("action is not an object")
 			}
 			n := 1
@@ -512,3 +512,11 @@ func (w *capWriter) Bytes() []byte {
 }
 
 func (w *capWriter) String() string { return string(w.Bytes()) }
+
+// unmarshalNum decodes keeping numbers as json.Number, so an expansion
+// prints numbers exactly as the procedure did (0.0 stays 0.0).
+func unmarshalNum(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}

@@ -238,7 +238,7 @@ func TestPaperProcedure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Items) != 5 || res.Items[0].Name != "equip_hotbar" || res.Items[0].Args["slot"] != float64(7) || res.Items[2].Repeat != 30 {
+	if len(res.Items) != 5 || res.Items[0].Name != "equip_hotbar" || res.Items[0].Args["slot"] != json.Number("7") || res.Items[2].Repeat != 30 {
 		t.Fatalf("expansion %+v", res.Entries())
 	}
 }
@@ -267,7 +267,7 @@ func TestReflexes(t *testing.T) {
 	if f := got["fell"]; !f.Stop || !strings.Contains(f.Note, "dropping 2.5 blocks") || f.Step != 100 {
 		t.Errorf("fell: %+v", f)
 	}
-	if f := got["lava"]; !f.Stop || len(f.Items) != 1 || f.Items[0].Repeat != 6 || f.Items[0].Action["back"] != float64(1) {
+	if f := got["lava"]; !f.Stop || len(f.Items) != 1 || f.Items[0].Repeat != 6 || f.Items[0].Action["back"] != json.Number("1") {
 		t.Errorf("lava: %+v", f)
 	}
 	if f, ok := got["low"]; !ok || f.Note != "health low" || f.Stop {

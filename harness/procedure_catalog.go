@@ -1,0 +1,253 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// EpisodeRef names an episode of a life.
+type EpisodeRef struct {
+	Life int    `json:"life"`
+	ID   string `json:"id"`
+	Step int64  `json:"step"` // first step
+}
+
+// CatalogEntry describes one procedure or reflex of a store: what it
+// declares and how it has been used (docs/PROCEDURES.md).
+type CatalogEntry struct {
+	Name        string  `json:"name"`
+	Kind        string  `json:"kind"`
+	File        string  `json:"file"` // relative to mine/
+	Description string  `json:"description"`
+	Params      []Param `json:"params"`
+	When        string  `json:"when,omitempty"`
+	Disabled    string  `json:"disabled,omitempty"`
+	SHA256      string  `json:"sha256"`
+	Modified    string  `json:"modified"`
+	Error       string  `json:"error,omitempty"` // the file cannot be run
+	// Calls is the number of episodes that called the procedure (index
+	// rows whose action_kind is its name, every life), or for a reflex the
+	// number of episodes where it fired.
+	Calls int `json:"calls"`
+	// LastOutcome is the outcome of the last call: action.json
+	// "procedure"."outcome" when MFM recorded it (ok, refused, stopped, …),
+	// else "recorded" plus the episode's first note.
+	LastOutcome string       `json:"last_outcome,omitempty"`
+	Used        []EpisodeRef `json:"used"` // the last 50 episodes that used it
+	// Written are the episodes the file cites (ep_NNNNNN in its text) and
+	// WrittenBefore the first episode recorded after its last change (rows
+	// with a "time"), i.e. the turn in which it was written.
+	Written       []EpisodeRef `json:"written"`
+	WrittenBefore *EpisodeRef  `json:"written_before,omitempty"`
+}
+
+var epRe = regexp.MustCompile(`\bep_[0-9]{6,}\b`)
+
+// maxUsed caps CatalogEntry.Used.
+const maxUsed = 50
+
+type lifeRows struct {
+	life episodes.Life
+	rows []episodes.Row
+}
+
+// Catalog lists the procedures (mine/procedures) and reflexes
+// (mine/reflexes) of store s with their declarations and use, procedures
+// first, each sorted by name.
+func Catalog(s *episodes.Store) ([]CatalogEntry, error) {
+	lives, err := s.Lives()
+	if err != nil {
+		return nil, err
+	}
+	var all []lifeRows
+	for _, l := range lives {
+		rows, err := l.AllRows()
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		all = append(all, lifeRows{l, rows})
+	}
+	out := []CatalogEntry{}
+	mine := s.Path(episodes.MineDir)
+	var reflexNotes map[string][]EpisodeRef
+	for _, kind := range []string{KindProcedure, KindReflex} {
+		dir := filepath.Join(mine, kind+"s")
+		if kind == KindReflex {
+			dir = filepath.Join(mine, "reflexes")
+		}
+		procs, bad, err := ListProcedures(dir, kind)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bad {
+			out = append(out, CatalogEntry{Kind: kind, Error: b.Error(), Params: []Param{}, Used: []EpisodeRef{}, Written: []EpisodeRef{}})
+		}
+		if kind == KindReflex && len(procs) > 0 {
+			reflexNotes = reflexFirings(all)
+		}
+		for _, p := range procs {
+			rel, _ := filepath.Rel(mine, p.Path)
+			e := CatalogEntry{Name: p.Name, Kind: kind, File: filepath.ToSlash(rel), Description: p.Description, Params: p.Params,
+				When: p.When, Disabled: p.Disabled, SHA256: p.SHA256, Modified: p.ModTime.Format(time.RFC3339), Used: []EpisodeRef{}, Written: []EpisodeRef{}}
+			if kind == KindProcedure {
+				var last *episodes.Row
+				var lastLife episodes.Life
+				for _, lr := range all {
+					for i := range lr.rows {
+						r := &lr.rows[i]
+						if r.Action() == p.Name {
+							e.Calls++
+							e.Used = append(e.Used, EpisodeRef{lr.life.N, r.ID, r.FirstStep})
+							last, lastLife = r, lr.life
+						}
+					}
+				}
+				if last != nil {
+					e.LastOutcome = lastOutcome(lastLife, last)
+				}
+			} else {
+				refs := reflexNotes[p.Name]
+				e.Calls = len(refs)
+				e.Used = append(e.Used, refs...)
+				if len(refs) > 0 {
+					e.LastOutcome = "fired"
+				}
+			}
+			if len(e.Used) > maxUsed {
+				e.Used = e.Used[len(e.Used)-maxUsed:]
+			}
+			e.Written, e.WrittenBefore = written(p, all)
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// lastOutcome reads the outcome of a call from its episode.
+func lastOutcome(l episodes.Life, r *episodes.Row) string {
+	dir := filepath.Join(l.Root, filepath.FromSlash(r.Path))
+	if b, err := os.ReadFile(filepath.Join(dir, "action.json")); err == nil {
+		var a struct {
+			Procedure *struct {
+				Outcome string `json:"outcome"`
+				Error   string `json:"error"`
+			} `json:"procedure"`
+		}
+		if json.Unmarshal(b, &a) == nil && a.Procedure != nil && a.Procedure.Outcome != "" {
+			if a.Procedure.Error != "" {
+				return a.Procedure.Outcome + ": " + a.Procedure.Error
+			}
+			return a.Procedure.Outcome
+		}
+	}
+	if r.Note != "" {
+		return "recorded: " + oneLine(r.Note)
+	}
+	return "recorded"
+}
+
+// reflexFirings finds "[REFLEX name]" notes in the outcome.json of rows
+// tagged "note".
+func reflexFirings(all []lifeRows) map[string][]EpisodeRef {
+	out := map[string][]EpisodeRef{}
+	for _, lr := range all {
+		for _, r := range lr.rows {
+			if !r.HasTag("note") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(lr.life.Root, filepath.FromSlash(r.Path), "outcome.json"))
+			if err != nil {
+				continue
+			}
+			var o struct {
+				Notes []string `json:"notes"`
+			}
+			if json.Unmarshal(b, &o) != nil {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, n := range o.Notes {
+				rest, ok := strings.CutPrefix(n, "[REFLEX ")
+				if !ok {
+					continue
+				}
+				name, _, ok := strings.Cut(rest, "]")
+				if ok && !seen[name] {
+					seen[name] = true
+					out[name] = append(out[name], EpisodeRef{lr.life.N, r.ID, r.FirstStep})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// written lists the episodes a script cites and the first episode
+// recorded after its last change.
+func written(p *Procedure, all []lifeRows) ([]EpisodeRef, *EpisodeRef) {
+	refs := []EpisodeRef{}
+	data, err := os.ReadFile(p.Path)
+	if err == nil {
+		ids := map[string]bool{}
+		for _, id := range epRe.FindAllString(string(data), -1) {
+			ids[id] = true
+		}
+		// resolve each id in the latest life that has it
+		for i := len(all) - 1; i >= 0 && len(ids) > 0; i-- {
+			for _, r := range all[i].rows {
+				if ids[r.ID] {
+					refs = append(refs, EpisodeRef{all[i].life.N, r.ID, r.FirstStep})
+					delete(ids, r.ID)
+				}
+			}
+		}
+		sort.Slice(refs, func(a, b int) bool {
+			if refs[a].Life != refs[b].Life {
+				return refs[a].Life < refs[b].Life
+			}
+			return refs[a].ID < refs[b].ID
+		})
+	}
+	for _, lr := range all {
+		for _, r := range lr.rows {
+			if r.Time == "" {
+				continue
+			}
+			t, err := time.Parse(time.RFC3339Nano, r.Time)
+			if err == nil && !t.Before(p.ModTime) {
+				return refs, &EpisodeRef{lr.life.N, r.ID, r.FirstStep}
+			}
+		}
+	}
+	return refs, nil
+}
+
+// CatalogJSON is the catalog as served at /mfm/mine/procedures/.catalog:
+// indented JSON, {"procedures": [...], "reflexes": [...]}.
+func CatalogJSON(s *episodes.Store) ([]byte, error) {
+	entries, err := Catalog(s)
+	if err != nil {
+		return nil, err
+	}
+	doc := map[string][]CatalogEntry{"procedures": {}, "reflexes": {}}
+	for _, e := range entries {
+		key := "procedures"
+		if e.Kind == KindReflex {
+			key = "reflexes"
+		}
+		doc[key] = append(doc[key], e)
+	}
+	b, err := json.MarshalIndent(doc, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
