@@ -37,6 +37,9 @@ type Options struct {
 	// PanicHandler, if set, is called with a recovered handler panic
 	// (the request then fails with EIO). Tests use it to fail loudly.
 	PanicHandler func(any)
+	// Hooks are the query, view, consolidation and catalog services
+	// (see hooks.go).
+	Hooks Hooks
 }
 
 // Server is a mounted store.

@@ -54,6 +54,11 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "mount", err)
 	}
+	hooks, closeHooks, err := setupHooks(store)
+	if err != nil {
+		return fail(stderr, "mount", err)
+	}
+	defer closeHooks()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := mfmfs.Mount(ctx, store, fl.Arg(0), mfmfs.Options{
@@ -62,6 +67,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		ReadDirPlus:   *readDirPlus,
 		NoAccessLog:   *noAccess,
 		RenderTimeout: *timeout,
+		Hooks:         hooks,
 	})
 	if err != nil {
 		return fail(stderr, "mount", err)

@@ -1,0 +1,63 @@
+package fs
+
+import "context"
+
+// The mount's extension points. The logic behind queries, views,
+// consolidation and the procedure catalog lives in library packages
+// (index, view, consolidate, harness) that do not import fs; they satisfy
+// these interfaces with builtin types only, and cmd/mfmd wires them into
+// Options. A nil hook leaves its part of the tree empty.
+
+// Querier answers cue queries for /q/<query>/.
+type Querier interface {
+	// Query parses and runs query. rows are the matching index rows
+	// verbatim (no trailing newline), in chronological order; dirs[i] is
+	// the episode directory of rows[i], relative to the store root
+	// ("episodes/ep_000123" or "previous/life_1/episodes/ep_000004").
+	// A malformed query returns an error whose message says what was
+	// wrong and what is accepted; the mount shows it to the agent.
+	Query(ctx context.Context, query string) (rows [][]byte, dirs []string, err error)
+	// Grammar is the query language's help text (README.md, /.errors).
+	Grammar() string
+}
+
+// Viewer renders virtual images.
+type Viewer interface {
+	// View renders the virtual file at rel, a slash path relative to the
+	// mount root ("episodes/ep_000003/observation/image@zoom=4.png",
+	// "episodes/ep_000003/sheet.png", "map/here.png"). ok is false when
+	// rel is not a view name at all (the mount answers ENOENT); err is a
+	// malformed or failed view, shown to the agent.
+	View(ctx context.Context, rel string) (data []byte, ok bool, err error)
+	// Sheet renders a labelled contact sheet of frames (paths relative to
+	// the store root), tile i labelled labels[i].
+	Sheet(ctx context.Context, frames, labels []string) ([]byte, error)
+	// Grammar is the view grammar's help text (README.md, /.errors).
+	Grammar() string
+}
+
+// VirtualTree is a read-only tree of generated files served under one
+// root name (for example /consolidate). Paths are slash-separated and
+// relative to the tree's root; "" is the root itself.
+type VirtualTree interface {
+	// ReadDir lists dir; a name ending in "/" is a directory. Lookups
+	// may accept names that are not listed.
+	ReadDir(ctx context.Context, dir string) ([]string, error)
+	// Open returns a file's bytes, or isDir for a directory. A missing
+	// path returns an error satisfying errors.Is(err, fs.ErrNotExist)
+	// (io/fs); any other error is shown to the agent.
+	Open(ctx context.Context, path string) (data []byte, isDir bool, err error)
+}
+
+// Hooks are the optional library services a mount serves.
+type Hooks struct {
+	Querier Querier
+	Viewer  Viewer
+	// Trees are extra read-only top-level directories, by name.
+	Trees map[string]VirtualTree
+	// CitedBy lists the mine/ files citing an episode, one per line,
+	// for /episodes/<id>/cited-by (episodeDir as in Querier.Query).
+	CitedBy func(ctx context.Context, episodeDir string) ([]byte, error)
+	// ProcedureCatalog renders /mine/procedures/.catalog.
+	ProcedureCatalog func(ctx context.Context) ([]byte, error)
+}
