@@ -103,14 +103,22 @@ func newFlagSet(c *command, stdout, stderr io.Writer) *flag.FlagSet {
 
 // parseFlags parses args with fs. It returns (exit, true) when the caller
 // must return exit at once: 0 after --help, 2 after a usage error.
+//
+// The flag package prints the usage itself on both paths; parseFlags holds
+// that back so --help prints it once, to stdout, and a usage error prints
+// the message and usage once, to stderr.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
+	usage := fs.Usage
+	fs.Usage = func() {}
 	err := fs.Parse(args)
+	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
 		fs.Usage()
 		return 0, true
 	}
 	if err != nil {
+		fs.Usage()
 		return 2, true
 	}
 	return 0, false
