@@ -33,6 +33,10 @@ func procDir(t testing.TB, files map[string]string) string {
 	return dir
 }
 
+// testTimeout bounds every procedure process in these tests except the
+// ones that test the timeout itself.
+const testTimeout = 20 * time.Second
+
 func needPython(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
@@ -66,7 +70,7 @@ func TestProcedureRun(t *testing.T) {
 		"equip_hotbar.py": pyEquip,
 		"dig.sh":          shDig,
 		"loop.py":         "import json\nprint(json.dumps({\"actions\": [{\"procedure\": \"loop\"}]}))\n",
-		"sleepy.sh":       "#!/bin/sh\n(sleep 30; echo late) &\nsleep 30\n",
+		"sleepy.sh":       "#!/bin/sh\n# mfm-timeout: 300ms\n(sleep 30; echo late) &\nsleep 30\n",
 		"chatty.py":       "import sys\nsys.stdout.write('x' * 5000000)\n",
 		"refuse.py":       "\"\"\"refuse: always refuses.\"\"\"\nimport json, sys\ns = json.load(sys.stdin)\nif s.get('gui_open'):\n    raise SystemExit('a screen is open: close_inventory first')\nprint('{\"actions\": []}')\n",
 		"crash.py":        "import json\njson.loads('{')\n",
@@ -75,7 +79,10 @@ func TestProcedureRun(t *testing.T) {
 		"bad.py":          "print('{\"actions\": [{\"fly\": 1}]}')\n",
 		"uses_ghost.py":   "print('{\"actions\": [{\"procedure\": \"ghost\"}]}')\n",
 	})
-	r := &Runner{Dir: dir, Timeout: 2 * time.Second, MaxOutput: 64 << 10, MaxDepth: 4}
+	// testTimeout is generous: CI runs these beside a live game test on two
+	// loaded cores, where starting python3 can take seconds. Only sleepy
+	// times out, by its own mfm-timeout line.
+	r := &Runner{Dir: dir, Timeout: testTimeout, MaxOutput: 64 << 10, MaxDepth: 4}
 	state := []byte(`{"gui_open": false, "hotbar": []}`)
 	ctx := context.Background()
 
@@ -134,30 +141,50 @@ func TestProcedureRun(t *testing.T) {
 			if !strings.Contains(err.Error(), c.msg) {
 				t.Errorf("error %q does not say %q", err, c.msg)
 			}
-			if c.reason == ReasonTimeout && time.Since(start) > 6*time.Second {
-				t.Errorf("timeout took %s", time.Since(start))
+			if c.reason == ReasonTimeout {
+				// 300 ms declared; the kill must come long before the
+				// runner's own timeout or the script's 30 s sleep.
+				if !strings.Contains(err.Error(), "after 300ms") {
+					t.Errorf("error %q: want the declared 300ms timeout", err)
+				}
+				if d := time.Since(start); d > testTimeout/2 {
+					t.Errorf("timeout took %s", d)
+				}
 			}
 		})
 	}
 
 	t.Run("timeout kills the whole group", func(t *testing.T) {
-		// sleepy.sh leaves a background sleep; after the kill no process of
-		// its group may remain.
+		// bg.sh leaves a background sleep; after the kill no process of its
+		// group may remain. On a loaded machine the shell may not have
+		// written the child's pid before a short timeout fires, so the
+		// timeout grows until it has (the kill is what is tested, not the
+		// timing).
 		pidFile := filepath.Join(t.TempDir(), "pid")
-		d := procDir(t, map[string]string{"bg.sh": "#!/bin/sh\nsleep 60 &\necho $! > " + pidFile + "\nwait\n"})
-		_, err := (&Runner{Dir: d, Timeout: 500 * time.Millisecond}).Run(ctx, "bg", nil, nil)
-		if !errors.Is(err, ErrTimeout) {
-			t.Fatalf("err = %v", err)
-		}
-		b, err := os.ReadFile(pidFile)
-		if err != nil {
-			t.Fatal(err)
+		d := procDir(t, map[string]string{"bg.sh": "#!/bin/sh\nsleep 60 &\necho $! > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nwait\n"})
+		var b []byte
+		for timeout := 300 * time.Millisecond; ; timeout *= 2 {
+			start := time.Now()
+			_, err := (&Runner{Dir: d, Timeout: timeout}).Run(ctx, "bg", nil, nil)
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("err = %v, want a timeout", err)
+			}
+			if el := time.Since(start); el > timeout+testTimeout/2 {
+				t.Errorf("timeout %s returned after %s", timeout, el)
+			}
+			if b, err = os.ReadFile(pidFile); err == nil {
+				break
+			}
+			if timeout > testTimeout {
+				t.Fatalf("bg.sh never wrote its child's pid within %s", timeout)
+			}
+			t.Logf("timeout %s: the child had not started yet; trying a longer one", timeout)
 		}
 		var pid int
 		if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &pid); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(testTimeout)
 		for syscall.Kill(pid, 0) == nil {
 			if time.Now().After(deadline) {
 				t.Fatalf("background child %d survived the timeout", pid)
@@ -228,7 +255,7 @@ func TestProcedureHeader(t *testing.T) {
 // run's: it refuses without a pickaxe and expands otherwise.
 func TestPaperProcedure(t *testing.T) {
 	needPython(t)
-	r := &Runner{Dir: "../testdata/paper-run-diamond/store/mine/procedures"}
+	r := &Runner{Dir: "../testdata/paper-run-diamond/store/mine/procedures", Timeout: testTimeout}
 	ctx := context.Background()
 	_, err := r.Run(ctx, "aim_speckles", map[string]any{"x": 320, "y": 180}, []byte(`{"gui_open": false, "hotbar": [{"item": "dirt", "slot": 0, "n": 3}]}`))
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no pickaxe in hotbar") {
@@ -253,7 +280,7 @@ func TestReflexes(t *testing.T) {
 		"low.sh":     "#!/bin/sh\n# low: health under 6\n# mfm-when: health < 6 && entry != \"eat\"\necho '{\"note\": \"health low\"}'\n",
 		"retired.sh": "#!/bin/sh\n# mfm-disabled: too noisy\necho '{\"stop\": true, \"note\": \"never\"}'\n",
 	})
-	set, err := LoadReflexes(dir, &Runner{Dir: t.TempDir()})
+	set, err := LoadReflexes(dir, &Runner{Dir: t.TempDir(), Timeout: testTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +340,7 @@ func TestCallRecorded(t *testing.T) {
 	if _, err := rec.Initial(st(0, 0, 70, 0), nil); err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Dir: procDir(t, map[string]string{"equip_hotbar.py": pyEquip, "dig.sh": shDig})}
+	r := &Runner{Dir: procDir(t, map[string]string{"equip_hotbar.py": pyEquip, "dig.sh": shDig}), Timeout: testTimeout}
 	refl := procDir(t, map[string]string{"deep.sh": "#!/bin/sh\n# mfm-when: pos.y < pos_prev.y - 2\necho '{\"stop\": true, \"note\": \"fell\", \"actions\": [{\"action\": {\"back\": 1}, \"repeat\": 2}]}'\n"})
 	set, err := LoadReflexes(refl, r)
 	if err != nil {
