@@ -94,6 +94,27 @@ func TestRoundTrip(t *testing.T) {
 	if p, err := ProvenanceOf(re); err != nil || p == nil || p.Episodes != 3 {
 		t.Errorf("mfm-store.json from: %+v %v", p, err)
 	}
+	// ReadProvenance reads mfm-store.json alone, as the mount's README does.
+	rp, err := ReadProvenance(dst)
+	if err != nil || rp == nil || rp.ManifestSHA256 != rep.ManifestSHA256 || rp.MineFiles != 6 || rp.SourceEpisodes != 78 || rp.SourceSteps != 3985 || rp.Bytes != m.Contains.Bytes {
+		t.Fatalf("ReadProvenance: %+v %v", rp, err)
+	}
+	md := rp.Markdown()
+	for _, want := range []string{"## Provenance", "`a.tar` (manifest sha256 `" + rep.ManifestSHA256 + "`)", "exported 2026-", "1 lives, 78 episodes, 3985 steps",
+		"declared include: `mine,episodes:tag:milestone`", "16 files", "6 in `mine/`, 3 episodes", "source life 1 → `previous/life_1/`"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("README section lacks %q:\n%s", want, md)
+		}
+	}
+	if p, err := ReadProvenance(src); err != nil || p != nil {
+		t.Errorf("unseeded store: provenance %+v %v, want nil", p, err)
+	}
+	if p, err := ReadProvenance(t.TempDir()); err != nil || p != nil {
+		t.Errorf("paper store without mfm-store.json: provenance %+v %v", p, err)
+	}
+	if !strings.Contains((*Provenance)(nil).Markdown(), "not seeded from an artifact") {
+		t.Error("nil provenance markdown")
+	}
 	for _, f := range m.Files {
 		dstPath, _ := destination(f.Path, map[string]int{"1": 1})
 		got, err := os.ReadFile(filepath.Join(ns.Root, dstPath))

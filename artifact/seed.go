@@ -25,8 +25,14 @@ type Provenance struct {
 	Exported       string         `json:"exported"` // the manifest time
 	Imported       string         `json:"imported"`
 	Files          int            `json:"files"`
+	Bytes          int64          `json:"bytes"`
+	MineFiles      int            `json:"mine_files"`
 	Episodes       int            `json:"episodes"`
 	Lives          map[string]int `json:"lives,omitempty"` // source life -> previous/life_N here
+	// The source store at export: lives, episodes and steps recorded.
+	SourceLives    int   `json:"source_lives"`
+	SourceEpisodes int   `json:"source_episodes"`
+	SourceSteps    int64 `json:"source_steps"`
 }
 
 // SeedOptions configure Seed.
@@ -109,7 +115,8 @@ func SeedWith(archive, dir string, opt SeedOptions) (*episodes.Store, *Provenanc
 	prov := &Provenance{
 		Artifact: abs, ManifestSHA256: rep.ManifestSHA256, SourceStore: m.Source.StoreID, SourceRoot: m.Source.Root,
 		Include: m.Include, Exported: m.Created, Imported: now().UTC().Format(time.RFC3339),
-		Files: len(m.Files), Episodes: m.Contains.Episodes,
+		Files: len(m.Files), Bytes: m.Contains.Bytes, MineFiles: m.Contains.Mine, Episodes: m.Contains.Episodes,
+		SourceLives: m.Source.Lives, SourceEpisodes: m.Source.Episodes, SourceSteps: m.Source.Steps,
 	}
 	if len(lifeMap) > 0 {
 		prov.Lives = lifeMap
@@ -168,16 +175,4 @@ func writeIn(root *os.Root, name string, fl File, r io.Reader) error {
 		return fmt.Errorf("%w: %s: %d bytes, manifest says %d", ErrTampered, name, n, fl.Size)
 	}
 	return nil
-}
-
-// ProvenanceOf returns the provenance a store was seeded with, or nil.
-func ProvenanceOf(s *episodes.Store) (*Provenance, error) {
-	if len(s.Format.From) == 0 {
-		return nil, nil
-	}
-	var p Provenance
-	if err := json.Unmarshal(s.Format.From, &p); err != nil {
-		return nil, fmt.Errorf("store %s: mfm-store.json \"from\": %w", s.Root, err)
-	}
-	return &p, nil
 }

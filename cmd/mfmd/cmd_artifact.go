@@ -16,6 +16,7 @@ func init() {
 		usage: `export --store DIR [--include mine,episodes:QUERY] -o A.tar
        mfmd artifact verify A.tar
        mfmd artifact show A.tar
+       mfmd artifact provenance --store DIR [--json]
 
 export  writes a deterministic tar: manifest.json (sha256 of every file, source
         store id, lives, steps, episodes, time, the include declaration), then
@@ -24,6 +25,8 @@ export  writes a deterministic tar: manifest.json (sha256 of every file, source
         episodes:all, episodes:action:go_to steps:0..5000 last:20).
 verify  checks every file against the manifest; a mismatch exits 1 naming it.
 show    prints the manifest.
+provenance  prints what a store was seeded from (mfm-store.json "from"), as
+        the mount's README.md shows it; --json prints the record itself.
 Seed a store from an artifact with: mfmd init --from-artifact A.tar DIR.
 The format is in docs/ARTIFACTS.md.`,
 		run: runArtifact,
@@ -46,6 +49,7 @@ func runArtifact(args []string, stdout, stderr io.Writer) int {
 	store := fs.String("store", "", "export: store directory")
 	include := fs.String("include", "mine", "export: what crosses: mine, episodes:QUERY, or both comma-separated")
 	out := fs.String("o", "", "export: output archive")
+	asJSON := fs.Bool("json", false, "provenance: print the JSON record")
 	pos, code, done := parseInterleaved(fs, args[1:], stdout)
 	if done {
 		return code
@@ -69,6 +73,22 @@ func runArtifact(args []string, stdout, stderr io.Writer) int {
 		for _, sk := range m.Skipped {
 			fmt.Fprintln(stderr, "skipped: "+sk)
 		}
+		return 0
+	case "provenance":
+		if *store == "" || len(pos) != 0 {
+			fmt.Fprintln(stderr, "mfmd artifact provenance: want --store DIR")
+			return 2
+		}
+		p, err := artifact.ReadProvenance(*store)
+		if err != nil {
+			return fail(stderr, "artifact", err)
+		}
+		if *asJSON {
+			b, _ := json.MarshalIndent(p, "", " ")
+			fmt.Fprintf(stdout, "%s\n", b)
+			return 0
+		}
+		fmt.Fprint(stdout, p.Markdown())
 		return 0
 	case "verify", "show":
 		if len(pos) != 1 {
@@ -97,7 +117,7 @@ func runArtifact(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: ok, %d files match the manifest (manifest sha256 %s)\n", pos[0], rep.Checked, rep.ManifestSHA256)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "mfmd artifact: unknown subcommand %q (want export, verify or show)\n", sub)
+		fmt.Fprintf(stderr, "mfmd artifact: unknown subcommand %q (want export, verify, show or provenance)\n", sub)
 		return 2
 	}
 }
