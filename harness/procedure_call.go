@@ -120,11 +120,7 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 			cr.Expansion = append(cr.Expansion, e)
 		}
 	}
-	meta := map[string]any{}
-	for k, v := range opt.Meta {
-		meta[k] = v
-	}
-	call := Call{Kind: name, Args: args, Plan: opt.Plan, Header: opt.Header, Meta: meta, Budget: opt.Budget}
+	call := Call{Kind: name, Args: args, Plan: opt.Plan, Header: opt.Header, Meta: opt.Meta, Budget: opt.Budget}
 	if err := rec.Begin(call); err != nil {
 		return cr, episodes.Row{}, fmt.Errorf("call %s: %w", name, err)
 	}
@@ -139,10 +135,8 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 			cr.Error = runErr.Error()
 			_ = rec.Note(name + ": " + runErr.Error())
 		}
-		meta["procedure"] = cr.meta()
-		row, err := rec.End()
+		row, err := endCall(rec, cr)
 		if err != nil {
-			rec.Abort()
 			return cr, row, errors.Join(runErr, err)
 		}
 		return cr, row, runErr
@@ -224,11 +218,23 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 	case stopped:
 		cr.Outcome = OutcomeStopped
 	}
-	meta["procedure"] = cr.meta()
-	row, err := rec.End()
+	row, err := endCall(rec, cr)
 	if err != nil {
-		rec.Abort()
 		return cr, row, errors.Join(execErr, err)
 	}
 	return cr, row, execErr
+}
+
+// endCall records the call record as action.json "procedure" and ends the
+// episode (dropping it if it cannot be written).
+func endCall(rec *Recorder, cr *CallRecord) (episodes.Row, error) {
+	if err := rec.SetMeta("procedure", cr.meta()); err != nil {
+		rec.Abort()
+		return episodes.Row{}, err
+	}
+	row, err := rec.End()
+	if err != nil {
+		rec.Abort()
+	}
+	return row, err
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -250,4 +251,20 @@ func CatalogJSON(s *episodes.Store) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// CatalogFunc returns the renderer of /mfm/mine/procedures/.catalog for
+// store s (fs.Hooks.ProcedureCatalog): CatalogJSON, computed afresh on
+// every call; a cancelled ctx returns its error.
+func CatalogFunc(s *episodes.Store) func(ctx context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err := CatalogJSON(s)
+		if err != nil {
+			return nil, fmt.Errorf("procedure catalog: %w", err)
+		}
+		return b, nil
+	}
 }

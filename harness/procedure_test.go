@@ -453,3 +453,82 @@ func FuzzExpandItems(f *testing.F) {
 		}
 	})
 }
+
+// TestCatalogRecordedCalls records calls of the store's own procedures and
+// reads them back through the .catalog renderer: calls, last outcome
+// (explicit in action.json, not through a shared Meta map), episodes used.
+func TestCatalogRecordedCalls(t *testing.T) {
+	needPython(t)
+	s := newStore(t)
+	pdir := s.Path("mine", "procedures")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"equip_hotbar.py": pyEquip, "dig.sh": shDig} {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(body, "#!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(pdir, name), []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := NewRecorder(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if _, err := rec.Initial(st(0, 0, 70, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Dir: pdir, Timeout: testTimeout}
+	step := int64(0)
+	exec := func(ctx context.Context, it Item, emit func(Step) error) error {
+		step++
+		return emit(Step{Action: it.Action, State: st(step, 0, 70, 0)})
+	}
+	meta := map[string]any{"turn": 1}
+	if _, _, err := r.Call(context.Background(), rec, "dig", []Arg{{"n", 2}}, exec, CallOptions{State: []byte(`{}`), Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := meta["procedure"]; ok {
+		t.Error("Call wrote into the caller's Meta map")
+	}
+	_, row, err := r.Call(context.Background(), rec, "equip_hotbar", []Arg{{"slot", 0}}, exec, CallOptions{State: []byte(`{}`)})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("refusal: %v", err)
+	}
+	if _, _, err := r.Call(context.Background(), rec, "equip_hotbar", []Arg{{"slot", 3}}, exec, CallOptions{State: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	act := readJSON(t, filepath.Join(s.Root, row.Path, "action.json"))
+	if p := act["procedure"].(map[string]any); p["outcome"] != "refused" || act["entry"].(map[string]any)["procedure"] != "equip_hotbar" {
+		t.Errorf("refusal action.json %v", act)
+	}
+	b, err := CatalogFunc(s)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Procedures []CatalogEntry `json:"procedures"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]CatalogEntry{}
+	for _, e := range doc.Procedures {
+		got[e.Name] = e
+	}
+	if e := got["dig"]; e.Calls != 1 || e.LastOutcome != "ok" || len(e.Used) != 1 || e.Used[0].ID != "ep_000001" || e.Description != "turn, equip, attack N times (shell)" || len(e.Params) != 1 {
+		t.Errorf("dig: %+v", e)
+	}
+	// the outer call only: dig's nested equip_hotbar is part of dig's episode
+	if e := got["equip_hotbar"]; e.Calls != 2 || e.LastOutcome != "ok" || len(e.Used) != 2 || e.Used[0].ID != "ep_000002" {
+		t.Errorf("equip_hotbar: %+v", e)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := CatalogFunc(s)(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled ctx: %v", err)
+	}
+}

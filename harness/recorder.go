@@ -201,6 +201,15 @@ func (r *Recorder) Begin(c Call) error {
 	if c.Kind == "" && len(c.Raw) == 0 {
 		return errors.New("begin: the call has neither a kind nor a raw action")
 	}
+	// the episode owns its Meta: a caller's later change of its map does
+	// not reach action.json (SetMeta does, explicitly)
+	if c.Meta != nil {
+		m := make(map[string]any, len(c.Meta))
+		for k, v := range c.Meta {
+			m[k] = v
+		}
+		c.Meta = m
+	}
 	ep := &episode{id: r.w.NextID(), call: c}
 	if r.last != nil {
 		ep.start = cloneState(*r.last)
@@ -244,6 +253,20 @@ func (r *Recorder) Step(s Step) error {
 		ep.frames = append(ep.frames, frameRec{step: s.State.Step, png: pngData})
 	}
 	r.setLast(s.State, pngData)
+	return nil
+}
+
+// SetMeta sets one extra action.json field of the current episode (as
+// Call.Meta does at Begin), for what is known only at its end: Runner.Call
+// records the procedure's outcome with it.
+func (r *Recorder) SetMeta(key string, v any) error {
+	if r.cur == nil {
+		return fmt.Errorf("set meta %q: %w", key, ErrNoEpisode)
+	}
+	if r.cur.call.Meta == nil {
+		r.cur.call.Meta = map[string]any{}
+	}
+	r.cur.call.Meta[key] = v
 	return nil
 }
 
