@@ -25,6 +25,7 @@ var (
 	_ = (gofs.NodeOpener)((*mineNode)(nil))
 	_ = (gofs.NodeCreater)((*mineNode)(nil))
 	_ = (gofs.NodeRenamer)((*mineNode)(nil))
+	_ = (gofs.NodeLinker)((*mineNode)(nil))
 	_ = (gofs.NodeGetxattrer)((*mineNode)(nil))
 	_ = (gofs.NodeListxattrer)((*mineNode)(nil))
 	_ = (gofs.NodeSetxattrer)((*mineNode)(nil))
@@ -76,6 +77,15 @@ func (n *mineNode) Rename(ctx context.Context, name string, newParent gofs.Inode
 		return syscall.EROFS
 	}
 	return n.LoopbackNode.Rename(ctx, name, newParent, newName, flags)
+}
+
+// Link within mine/ is the loopback's. A hard link to a record file
+// would make it writable through mine/: EROFS.
+func (n *mineNode) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if _, ok := target.(*mineNode); !ok {
+		return nil, syscall.EROFS
+	}
+	return n.LoopbackNode.Link(ctx, target, name, out)
 }
 
 func (n *mineNode) Getxattr(context.Context, string, []byte) (uint32, syscall.Errno) {
