@@ -582,13 +582,13 @@ func TestAccessLog(t *testing.T) {
 		got[r.Path] = r.Kind
 	}
 	for p, k := range map[string]string{
-		"/README.md":                      "readme",
+		"/README.md":                       "readme",
 		"/episodes/ep_000002/outcome.json": "episode",
-		"/index.jsonl":                    "index",
-		"/episodes":                       "list",
-		"/mine/notes.md":                  "note",
-		"/.errors":                        "errors",
-		"/now/state.json":                 "now",
+		"/index.jsonl":                     "index",
+		"/episodes":                        "list",
+		"/mine/notes.md":                   "note",
+		"/.errors":                         "errors",
+		"/now/state.json":                  "now",
 	} {
 		if got[p] != k {
 			t.Errorf("access log: %s kind %q, want %q (log: %v)", p, got[p], k, got)
