@@ -66,7 +66,11 @@ func (m *mfs) newROTree(dir string, salt uint64, childTTL time.Duration, kind st
 }
 
 func (n *roNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.InodeEmbedder {
-	return &roNode{LoopbackNode: ops.(*gofs.LoopbackNode), m: n.m, ttl: n.childTTL, childTTL: n.childTTL, kind: n.kind}
+	ln, ok := ops.(*gofs.LoopbackNode)
+	if !ok {
+		return ops // a virtual child (overlay file, view)
+	}
+	return &roNode{LoopbackNode: ln, m: n.m, ttl: n.childTTL, childTTL: n.childTTL, kind: n.kind}
 }
 
 func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -1,0 +1,88 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/posixtest"
+)
+
+// TestPosixMine runs go-fuse's POSIX suite against mine/. Exceptions:
+//   - XAttr, XAttrLarge: the mount serves no extended attributes
+//     (getxattr answers ENOSYS so `ls -l` costs no GETXATTR round trips;
+//     see refuse.go and docs/MOUNT.md).
+func TestPosixMine(t *testing.T) {
+	skip := map[string]string{
+		"XAttr":      "no extended attributes (ENOSYS/ENOTSUP by design)",
+		"XAttrLarge": "no extended attributes (ENOSYS/ENOTSUP by design)",
+	}
+	tm := mountCopy(t, Options{})
+	names := make([]string, 0, len(posixtest.All))
+	for n := range posixtest.All {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		fn := posixtest.All[name]
+		t.Run(name, func(t *testing.T) {
+			if why, ok := skip[name]; ok {
+				t.Skip(why)
+			}
+			dir := tm.path("mine", "posix", strings.ReplaceAll(name, "/", "_")+"-"+string(rune('a'+i%26)))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fn(t, dir)
+		})
+	}
+}
+
+// TestCatalog: /mine/procedures/.catalog is served from
+// Hooks.ProcedureCatalog, read-only and not listed.
+func TestCatalog(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	tm := mountCopy(t, Options{Hooks: Hooks{ProcedureCatalog: func(ctx context.Context) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if _, ok := ctx.Deadline(); !ok {
+			return nil, errors.New("no deadline")
+		}
+		return []byte("dig.sh  calls 3  last ok  ep_000012\n"), nil
+	}}})
+	os.MkdirAll(tm.path("mine", "procedures"), 0o755)
+	b, err := os.ReadFile(tm.path("mine", "procedures", ".catalog"))
+	if err != nil || string(b) != "dig.sh  calls 3  last ok  ep_000012\n" {
+		t.Fatalf(".catalog: %q %v", b, err)
+	}
+	if err := os.WriteFile(tm.path("mine", "procedures", ".catalog"), []byte("x"), 0o644); !errors.Is(err, os.ErrPermission) && !strings.Contains(errString(err), "read-only") {
+		t.Errorf("write .catalog: %v, want EROFS", err)
+	}
+	ents, _ := os.ReadDir(tm.path("mine", "procedures"))
+	for _, e := range ents {
+		if e.Name() == ".catalog" {
+			t.Errorf(".catalog is listed")
+		}
+	}
+	// Without the hook the name is an ordinary (absent) file.
+	tm2 := mountCopy(t, Options{})
+	if _, err := os.Stat(filepath.Join(tm2.mnt, "mine", "procedures", ".catalog")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("no hook: stat .catalog = %v", err)
+	}
+	_ = time.Second
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
