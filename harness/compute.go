@@ -24,6 +24,7 @@ type episode struct {
 	steps      []Step
 	notes      []string
 	frames     []frameRec
+	proc       *CallRecord // opened by BeginProcedure
 }
 
 type frameRec struct {

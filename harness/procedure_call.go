@@ -238,3 +238,82 @@ func endCall(rec *Recorder, cr *CallRecord) (episodes.Row, error) {
 	}
 	return row, err
 }
+
+// BeginProcedure runs procedure c.Kind with c.Args against the latest
+// recorded state and opens its episode, as the record protocol's "call" op
+// does: action.json "procedure" gets the call, arguments and expansion,
+// and the outcome given to EndProcedure. The caller executes the returned
+// expansion and sends its steps. A procedure that refuses (times out, is
+// disabled, …) is recorded at once as an episode without steps whose note
+// is the refusal; its row and *ProcError are returned and no episode stays
+// open.
+func (r *Recorder) BeginProcedure(ctx context.Context, c Call) (*CallRecord, *episodes.Row, error) {
+	if r.cur != nil {
+		return nil, nil, fmt.Errorf("call %s: %w", c.Kind, ErrInEpisode)
+	}
+	if c.Kind == "" {
+		return nil, nil, errors.New("call: the call needs a procedure name (kind)")
+	}
+	state := []byte("{}")
+	if r.last != nil {
+		if b, err := episodes.MarshalPy(stateJSON(*r.last)); err == nil {
+			state = b
+		}
+	}
+	argm := map[string]any{}
+	for _, a := range c.Args {
+		argm[a.Name] = a.Value
+	}
+	res, runErr := r.opt.Procedures.Run(ctx, c.Kind, argm, state)
+	cr := &CallRecord{Name: c.Kind, Args: argm, Outcome: OutcomeOK, Expansion: []map[string]any{}}
+	if res != nil {
+		cr.Invocations = res.Invocations
+		for _, it := range res.Items {
+			e := it.Entry()
+			e["from"] = it.From
+			cr.Expansion = append(cr.Expansion, e)
+		}
+	}
+	if err := r.Begin(c); err != nil {
+		return cr, nil, fmt.Errorf("call %s: %w", c.Kind, err)
+	}
+	if runErr != nil {
+		var pe *ProcError
+		cr.Outcome, cr.Error = ReasonCrashed, runErr.Error()
+		msg := c.Kind + ": " + runErr.Error()
+		if errors.As(runErr, &pe) {
+			cr.Outcome = pe.Reason
+			msg = c.Kind + ": " + pe.Reason + ": " + pe.Message
+		}
+		_ = r.Note(msg)
+		row, err := endCall(r, cr)
+		if err != nil {
+			return cr, nil, errors.Join(runErr, err)
+		}
+		return cr, &row, runErr
+	}
+	for _, n := range res.Notes {
+		_ = r.Note(n)
+	}
+	r.cur.proc = cr
+	return cr, nil, nil
+}
+
+// EndProcedure ends an episode opened by BeginProcedure, recording outcome
+// (OutcomeOK when ""; OutcomeStopped, OutcomeFailed or the harness's own
+// word) and done, the number of expanded items executed (-1: all).
+func (r *Recorder) EndProcedure(outcome, errText string, done int) (episodes.Row, error) {
+	if r.cur == nil || r.cur.proc == nil {
+		return episodes.Row{}, errors.New("end: no procedure call in progress (use the call op)")
+	}
+	cr := r.cur.proc
+	if outcome != "" {
+		cr.Outcome = outcome
+	}
+	cr.Error = errText
+	cr.Done = done
+	if done < 0 {
+		cr.Done = len(cr.Expansion)
+	}
+	return endCall(r, cr)
+}

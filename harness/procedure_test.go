@@ -532,3 +532,78 @@ func TestCatalogRecordedCalls(t *testing.T) {
 		t.Errorf("cancelled ctx: %v", err)
 	}
 }
+
+// TestProtocolCall runs procedures by name through the record protocol's
+// call op: the reply carries the expansion, the episode records call,
+// arguments, expansion and the outcome given at end; a refusal is an
+// episode at once; the catalog counts both.
+func TestProtocolCall(t *testing.T) {
+	needPython(t)
+	s := newStore(t)
+	pdir := s.Path("mine", "procedures")
+	os.MkdirAll(pdir, 0o755)
+	os.WriteFile(filepath.Join(pdir, "equip_hotbar.py"), []byte(pyEquip), 0o644)
+	os.WriteFile(filepath.Join(pdir, "dig.sh"), []byte(shDig), 0o755)
+	rec, err := NewRecorder(s, Options{Procedures: &Runner{Dir: pdir, Timeout: testTimeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	in := `{"op": "initial", "state": {"step": 0, "y": 70}}
+{"op": "call", "call": {"kind": "dig", "args": {"n": 2}}, "id": 1}
+{"op": "step", "action": {"camera": [0, 90]}, "state": {"step": 1, "y": 70}}
+{"op": "step", "action": {"attack": 1}, "state": {"step": 2, "y": 70}}
+{"op": "end", "outcome": "stopped", "done": 2}
+{"op": "call", "call": {"kind": "equip_hotbar", "args": {"slot": 0}}}
+{"op": "call", "call": {"kind": "ghost"}}
+{"op": "end", "outcome": "ok"}
+{"op": "call", "call": {"kind": "dig", "raw": {"attack": 1}}}
+`
+	var out strings.Builder
+	bad, err := Serve(rec, strings.NewReader(in), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if bad != 2 || len(reps) != 9 {
+		t.Fatalf("%d bad, replies:\n%s", bad, out.String())
+	}
+	want := []string{
+		1: `"actions":[{"action":{"camera":[0,90]},"repeat":1},{"action":{"hotbar.2":1},"repeat":1},{"action":{"attack":1},"repeat":2},{"args":{"ticks":48},"procedure":"collect_drops"}]`,
+		4: `"episode":"ep_000001"`,
+		5: `"outcome":"refused"`,
+		6: `"outcome":"not-found"`,
+		7: `"ok":false`,
+		8: `"ok":false`,
+	}
+	for i, w := range want {
+		if w != "" && !strings.Contains(reps[i], w) {
+			t.Errorf("reply %d %s lacks %s", i+1, reps[i], w)
+		}
+	}
+	act := readJSON(t, filepath.Join(s.Root, "episodes", "ep_000001", "action.json"))
+	p := act["procedure"].(map[string]any)
+	if p["outcome"] != "stopped" || p["done"] != 2.0 || len(p["expansion"].([]any)) != 4 || p["args"].(map[string]any)["n"] != 2.0 || act["entry"].(map[string]any)["procedure"] != "dig" {
+		t.Errorf("dig action.json %v", act)
+	}
+	act = readJSON(t, filepath.Join(s.Root, "episodes", "ep_000002", "action.json"))
+	if p := act["procedure"].(map[string]any); p["outcome"] != "refused" || !strings.Contains(p["error"].(string), "slot must be 1-9") {
+		t.Errorf("refusal action.json %v", act)
+	}
+	entries, err := Catalog(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		switch e.Name {
+		case "dig":
+			if e.Calls != 1 || e.LastOutcome != "stopped" {
+				t.Errorf("catalog dig %+v", e)
+			}
+		case "equip_hotbar":
+			if e.Calls != 1 || !strings.HasPrefix(e.LastOutcome, "refused: ") {
+				t.Errorf("catalog equip_hotbar %+v", e)
+			}
+		}
+	}
+}

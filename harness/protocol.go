@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -11,14 +12,19 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/mfm-project/mfm/episodes"
 )
 
 // Request is one line of the `mfmd record` protocol (docs/RECORD.md): a
-// JSON object whose "op" is initial, begin, step, note, end or abort.
+// JSON object whose "op" is initial, begin, call, step, note, end or abort.
 type Request struct {
 	Op          string          `json:"op"`
 	State       *WireState      `json:"state,omitempty"`         // initial, step
-	Call        *WireCall       `json:"call,omitempty"`          // begin
+	Call        *WireCall       `json:"call,omitempty"`          // begin, call
+	Outcome     string          `json:"outcome,omitempty"`       // end of a call: ok, stopped, failed, …
+	Error       string          `json:"error,omitempty"`         // end of a call: what failed
+	Done        *int            `json:"done,omitempty"`          // end of a call: items executed (default all)
 	Action      any             `json:"action,omitempty"`        // step
 	Events      []string        `json:"events,omitempty"`        // step
 	Cells       []WireCell      `json:"cells,omitempty"`         // step
@@ -102,15 +108,25 @@ func ParseRequest(line []byte) (Request, error) {
 		if _, err := orderedArgs(q.Call.Args); err != nil {
 			return Request{}, fmt.Errorf("begin: call.args: %w", err)
 		}
+	case "call":
+		if err := need(`"call"`, q.Call != nil); err != nil {
+			return Request{}, err
+		}
+		if q.Call.Kind == "" || len(q.Call.Raw) != 0 {
+			return Request{}, errors.New(`call: the call needs "kind", a procedure in mine/procedures (and no "raw")`)
+		}
+		if _, err := orderedArgs(q.Call.Args); err != nil {
+			return Request{}, fmt.Errorf("call: call.args: %w", err)
+		}
 	case "note":
 		if err := need(`"text"`, q.Text != ""); err != nil {
 			return Request{}, err
 		}
 	case "end", "abort":
 	case "":
-		return Request{}, errors.New(`missing "op" (want initial, begin, step, note, end or abort)`)
+		return Request{}, errors.New(`missing "op" (want initial, begin, call, step, note, end or abort)`)
 	default:
-		return Request{}, fmt.Errorf("unknown op %q (want initial, begin, step, note, end or abort)", q.Op)
+		return Request{}, fmt.Errorf("unknown op %q (want initial, begin, call, step, note, end or abort)", q.Op)
 	}
 	for i, c := range q.Cells {
 		if c.Kind == "" {
@@ -191,6 +207,11 @@ type Reply struct {
 	// end and initial).
 	Episode string          `json:"episode,omitempty"`
 	Row     json.RawMessage `json:"row,omitempty"` // end, initial: the index row as written
+	// Actions is a call's expansion, to execute and send as steps.
+	Actions []map[string]any `json:"actions,omitempty"`
+	// Outcome is a call's outcome when it refused (refused, timeout,
+	// disabled, …): the episode is already recorded, Row is its row.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Serve runs the record protocol: one request per line of in, one reply
@@ -258,6 +279,29 @@ func handle(r *Recorder, line []byte, no int) Reply {
 			return fail(err)
 		}
 		rep.Episode = r.cur.id
+	case "call":
+		args, _ := orderedArgs(q.Call.Args)
+		c := Call{Kind: q.Call.Kind, Args: args, Budget: q.Call.Budget, Plan: q.Call.Plan, Header: q.Call.Header, Meta: q.Call.Meta}
+		cr, row, err := r.BeginProcedure(context.Background(), c)
+		var pe *ProcError
+		switch {
+		case err != nil && row != nil && errors.As(err, &pe):
+			rep.Episode, rep.Row, rep.Outcome, rep.Error = row.ID, row.Raw, cr.Outcome, err.Error()
+		case err != nil:
+			return fail(err)
+		default:
+			rep.Episode = r.cur.id
+			rep.Actions = make([]map[string]any, len(cr.Expansion))
+			for i, e := range cr.Expansion {
+				m := map[string]any{}
+				for k, v := range e {
+					if k != "from" {
+						m[k] = v
+					}
+				}
+				rep.Actions[i] = m
+			}
+		}
 	case "step":
 		fr, err := q.frame()
 		if err != nil {
@@ -277,7 +321,19 @@ func handle(r *Recorder, line []byte, no int) Reply {
 		}
 		rep.Episode = r.cur.id
 	case "end":
-		row, err := r.End()
+		var row episodes.Row
+		var err error
+		if r.cur != nil && r.cur.proc != nil {
+			done := -1
+			if q.Done != nil {
+				done = *q.Done
+			}
+			row, err = r.EndProcedure(q.Outcome, q.Error, done)
+		} else if q.Outcome != "" || q.Error != "" || q.Done != nil {
+			return fail(errors.New("end: outcome, error and done belong to an episode opened by the call op"))
+		} else {
+			row, err = r.End()
+		}
 		if err != nil {
 			return fail(err)
 		}

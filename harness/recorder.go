@@ -107,6 +107,9 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives debug records (default slog.Default()).
 	Logger *slog.Logger
+	// Procedures runs the record protocol's "call" op (default: a Runner
+	// over the store's mine/procedures).
+	Procedures *Runner
 }
 
 // Recorder records episodes into a store. It holds the store's writer lock
@@ -152,6 +155,9 @@ func NewRecorder(s *episodes.Store, opt Options) (*Recorder, error) {
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	if opt.Procedures == nil {
+		opt.Procedures = &Runner{Dir: s.Path(episodes.MineDir, "procedures"), Logger: opt.Logger}
 	}
 	r := &Recorder{w: w, opt: opt, life: life.N}
 	if err := r.resume(); err != nil {
