@@ -1,0 +1,401 @@
+// Package luanti is a real game harness for MFM: it starts Luanti
+// (Minetest 5.6, package minetest) headless under Xvfb with a world mod that
+// logs the player's state as JSON lines, drives it with real keyboard and
+// mouse input through XTEST, captures frames from the X window, and records
+// every closed-loop atom call as an episode through harness.Recorder.
+//
+// It does not implement the store, the mount or queries; see docs/LUANTI.md.
+package luanti
+
+import (
+	"bufio"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+//go:embed mod/mfm_state/*
+var modFS embed.FS
+
+// Binary is the game binary Debian's minetest package installs.
+const Binary = "/usr/games/minetest"
+
+// Config configures a game.
+type Config struct {
+	// Dir is a scratch directory for the world, config and logs (required).
+	Dir string
+	// Seed is the map seed (default 42: trees near spawn).
+	Seed int64
+	// Width, Height are the window size (default 256x192: the frames).
+	Width, Height int
+	// StartTimeout bounds start-up (default 60 s).
+	StartTimeout time.Duration
+	// Nice is added to the game's and Xvfb's niceness (default 0).
+	Nice int
+	// Logger gets diagnostics (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Game is a running headless Luanti: Xvfb, the game process and its state log.
+type Game struct {
+	cfg     Config
+	Display string
+	X       *X
+	xvfb    *exec.Cmd
+	game    *exec.Cmd
+	done    chan struct{} // closed when the game process exits
+	waitErr error
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	latest *Raw
+	events []Event
+	lines  int64
+	closed bool
+}
+
+// Available reports whether the game and Xvfb are installed.
+func Available() error {
+	for _, b := range []string{Binary, "Xvfb"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return fmt.Errorf("%s not found (apt-get install minetest minetest-data xvfb xauth libgl1-mesa-dri): %w", b, err)
+		}
+	}
+	return nil
+}
+
+// Start starts Xvfb on a free display, writes the config and a world with
+// the state mod, starts the game and waits until it is ready: the first
+// state line has arrived and the game window is found and focused.
+func Start(ctx context.Context, cfg Config) (*Game, error) {
+	if cfg.Seed == 0 {
+		cfg.Seed = 42
+	}
+	if cfg.Width == 0 {
+		cfg.Width, cfg.Height = 256, 192
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 60 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	g := &Game{cfg: cfg, done: make(chan struct{})}
+	g.cond = sync.NewCond(&g.mu)
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	if err := g.start(ctx); err != nil {
+		g.Stop()
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *Game) start(ctx context.Context) error {
+	world := filepath.Join(g.cfg.Dir, "world")
+	if err := writeWorld(world); err != nil {
+		return err
+	}
+	conf := filepath.Join(g.cfg.Dir, "minetest.conf")
+	if err := os.WriteFile(conf, []byte(configText(g.cfg)), 0o644); err != nil {
+		return fmt.Errorf("write game config: %w", err)
+	}
+	if err := g.startXvfb(ctx); err != nil {
+		return err
+	}
+	port, err := freeUDPPort()
+	if err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(g.cfg.Dir, "minetest.log"))
+	if err != nil {
+		return fmt.Errorf("game log: %w", err)
+	}
+	cmd := exec.Command(Binary, "--config", conf, "--world", world, "--go", "--name", "agent", "--password", "", "--port", strconv.Itoa(port))
+	cmd.Dir = g.cfg.Dir
+	cmd.Env = append(os.Environ(), "DISPLAY="+g.Display, "LIBGL_ALWAYS_SOFTWARE=1", "HOME="+g.cfg.Dir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start %s: %w", Binary, err)
+	}
+	g.game = cmd
+	renice(cmd.Process.Pid, g.cfg.Nice)
+	go func() { g.waitErr = cmd.Wait(); logf.Close(); close(g.done) }()
+	g.cfg.Logger.Info("luanti: game started", "pid", cmd.Process.Pid, "display", g.Display, "port", port)
+
+	statePath := filepath.Join(world, "mfm_state.jsonl")
+	go g.tail(statePath)
+	// Readiness: a first state line, then the window.
+	for {
+		g.mu.Lock()
+		ready := g.latest != nil
+		g.mu.Unlock()
+		if ready {
+			break
+		}
+		if err := g.waitTick(ctx, "the first state line"); err != nil {
+			return err
+		}
+	}
+	x, err := DialX(g.Display)
+	if err != nil {
+		return err
+	}
+	g.X = x
+	for {
+		err := x.FindWindow("Minetest")
+		if err == nil {
+			break
+		}
+		if werr := g.waitTick(ctx, "the game window"); werr != nil {
+			return fmt.Errorf("%w (last: %v)", werr, err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	_ = x.Tap(KeyF2) // hide the chat overlay
+	return nil
+}
+
+// waitTick sleeps 100 ms, failing when ctx ends or the game exited.
+func (g *Game) waitTick(ctx context.Context, what string) error {
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("luanti: waiting for %s: %w (see %s)", what, ctx.Err(), filepath.Join(g.cfg.Dir, "minetest.log"))
+	case <-g.done:
+		return fmt.Errorf("luanti: game exited while waiting for %s: %v (see %s)", what, g.waitErr, filepath.Join(g.cfg.Dir, "minetest.log"))
+	case <-time.After(100 * time.Millisecond):
+		return nil
+	}
+}
+
+func (g *Game) startXvfb(ctx context.Context) error {
+	var lastErr error
+	for n := 50 + os.Getpid()%200; n < 400; n++ {
+		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); err == nil {
+			continue
+		}
+		disp := fmt.Sprintf(":%d", n)
+		cmd := exec.Command("Xvfb", disp, "-screen", "0", fmt.Sprintf("%dx%dx24", g.cfg.Width, g.cfg.Height), "-nolisten", "tcp")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start Xvfb: %w", err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		sock := fmt.Sprintf("/tmp/.X11-unix/X%d", n)
+		for i := 0; ; i++ {
+			if _, err := os.Stat(sock); err == nil {
+				g.xvfb, g.Display = cmd, disp
+				renice(cmd.Process.Pid, g.cfg.Nice)
+				return nil
+			}
+			select {
+			case <-exited:
+				lastErr = fmt.Errorf("Xvfb %s exited at start", disp)
+			case <-ctx.Done():
+				cmd.Process.Kill()
+				return fmt.Errorf("start Xvfb %s: %w", disp, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+				continue
+			}
+			break
+		}
+	}
+	return fmt.Errorf("no free X display: %v", lastErr)
+}
+
+func renice(pid, n int) {
+	if n != 0 {
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, pid, n)
+	}
+}
+
+func freeUDPPort() (int, error) {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free UDP port: %w", err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port, nil
+}
+
+// tail follows the state log and keeps the latest line and pending events.
+func (g *Game) tail(path string) {
+	var f *os.File
+	for {
+		var err error
+		if f, err = os.Open(path); err == nil {
+			break
+		}
+		select {
+		case <-g.done:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	defer f.Close()
+	rd := bufio.NewReader(f)
+	var buf []byte
+	for {
+		chunk, err := rd.ReadBytes('\n')
+		buf = append(buf, chunk...)
+		if err != nil {
+			g.mu.Lock()
+			closed := g.closed
+			g.mu.Unlock()
+			if closed {
+				return
+			}
+			select {
+			case <-g.done:
+				g.mu.Lock()
+				g.closed = true
+				g.cond.Broadcast()
+				g.mu.Unlock()
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		line := buf
+		buf = nil
+		var r Raw
+		if err := json.Unmarshal(line, &r); err != nil {
+			g.cfg.Logger.Warn("luanti: bad state line", "err", err)
+			continue
+		}
+		g.mu.Lock()
+		g.latest = &r
+		g.events = append(g.events, r.Events...)
+		g.lines++
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	}
+}
+
+// Next waits for a state line newer than seq (timeout 5 s) and returns it
+// with the events logged since the previous call.
+func (g *Game) Next(seq float64) (Raw, []Event, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.latest == nil || g.latest.Seq <= seq {
+		if g.closed {
+			return Raw{}, nil, errors.New("luanti: the game has exited")
+		}
+		if time.Now().After(deadline) {
+			return Raw{}, nil, errors.New("luanti: no state line for 5 s")
+		}
+		g.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		g.mu.Lock()
+	}
+	ev := g.events
+	g.events = nil
+	return *g.latest, ev, nil
+}
+
+// Lines is the number of state lines read.
+func (g *Game) Lines() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lines
+}
+
+// Stop ends the game and Xvfb (SIGTERM, then SIGKILL after 3 s) and waits.
+func (g *Game) Stop() {
+	if g.X != nil {
+		g.X.Close()
+		g.X = nil
+	}
+	if g.game != nil && g.game.Process != nil {
+		_ = syscall.Kill(-g.game.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-g.done:
+		case <-time.After(3 * time.Second):
+			_ = syscall.Kill(-g.game.Process.Pid, syscall.SIGKILL)
+			<-g.done
+		}
+		g.game = nil
+	}
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	if g.xvfb != nil && g.xvfb.Process != nil {
+		_ = syscall.Kill(-g.xvfb.Process.Pid, syscall.SIGKILL)
+		g.xvfb = nil
+	}
+}
+
+func writeWorld(dir string) error {
+	mods := filepath.Join(dir, "worldmods", "mfm_state")
+	if err := os.MkdirAll(mods, 0o755); err != nil {
+		return fmt.Errorf("create world: %w", err)
+	}
+	err := fs.WalkDir(modFS, "mod/mfm_state", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := modFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(mods, filepath.Base(p)), b, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("write state mod: %w", err)
+	}
+	mt := "gameid = minetest_game\nbackend = sqlite3\nplayer_backend = sqlite3\nauth_backend = sqlite3\n"
+	if err := os.WriteFile(filepath.Join(dir, "world.mt"), []byte(mt), 0o644); err != nil {
+		return fmt.Errorf("write world.mt: %w", err)
+	}
+	return nil
+}
+
+func configText(c Config) string {
+	return fmt.Sprintf(`enable_sound = false
+mute_sound = true
+screen_w = %d
+screen_h = %d
+fps_max = 20
+fps_max_unfocused = 20
+viewing_range = 40
+enable_clouds = false
+smooth_lighting = false
+enable_shaders = false
+pause_on_lost_focus = false
+enable_minimap = false
+show_debug = false
+menu_clouds = false
+enable_damage = true
+creative_mode = false
+fixed_map_seed = %d
+mg_name = v7
+server_announce = false
+hud_scaling = 0.6
+gui_scaling = 0.6
+mouse_sensitivity = 0.2
+doubletap_jump = false
+time_speed = 72
+`, c.Width, c.Height, c.Seed)
+}

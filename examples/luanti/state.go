@@ -1,0 +1,80 @@
+package luanti
+
+// Vec is a position or velocity.
+type Vec struct{ X, Y, Z float64 }
+
+// Pointed is what the crosshair points at (up to 5 blocks).
+type Pointed struct {
+	Node  string  `json:"node"`
+	Under Vec     `json:"under"`
+	Above Vec     `json:"above"`
+	Dist  float64 `json:"dist"`
+}
+
+// Item is a dropped item near the player.
+type Item struct {
+	Pos  Vec    `json:"pos"`
+	Item string `json:"item"`
+}
+
+// Event is one game event from the mod: dig, place, hp, die, respawn, eat.
+type Event struct {
+	Type   string  `json:"type"`
+	Node   string  `json:"node"`
+	Pos    *Vec    `json:"pos"`
+	Change float64 `json:"change"`
+	Reason string  `json:"reason"`
+	Item   string  `json:"item"`
+	HP     float64 `json:"hp"`
+}
+
+// Raw is one state line of the mod (mod/mfm_state/init.lua).
+type Raw struct {
+	Seq        float64            `json:"seq"`
+	US         float64            `json:"us"`
+	GameTime   float64            `json:"gametime"`
+	TimeOfDay  float64            `json:"timeofday"`
+	Pos        Vec                `json:"pos"`
+	Vel        Vec                `json:"vel"`
+	Yaw        float64            `json:"yaw"`
+	Pitch      float64            `json:"pitch"`
+	HP         float64            `json:"hp"`
+	Breath     float64            `json:"breath"`
+	Wielded    string             `json:"wielded"`
+	WieldIndex float64            `json:"wield_index"`
+	Hotbar     []string           `json:"hotbar"`
+	Inventory  map[string]float64 `json:"inventory"`
+	Controls   map[string]bool    `json:"controls"`
+	Pointed    any                `json:"pointed"`
+	Below      string             `json:"below"`
+	Tree       any                `json:"tree"`
+	Items      []Item             `json:"items"`
+	Events     []Event            `json:"events"`
+}
+
+// PointedAt decodes the pointed node (nil when none).
+func (r Raw) PointedAt() *Pointed {
+	m, ok := r.Pointed.(map[string]any)
+	if !ok {
+		return nil
+	}
+	p := &Pointed{Node: str(m["node"]), Under: vec(m["under"]), Above: vec(m["above"])}
+	p.Dist, _ = m["dist"].(float64)
+	return p
+}
+
+// NearestTree is the nearest tree trunk within 12 blocks, if any.
+func (r Raw) NearestTree() (Vec, bool) {
+	if _, ok := r.Tree.(map[string]any); !ok {
+		return Vec{}, false
+	}
+	return vec(r.Tree), true
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func vec(v any) Vec {
+	m, _ := v.(map[string]any)
+	f := func(k string) float64 { x, _ := m[k].(float64); return x }
+	return Vec{f("x"), f("y"), f("z")}
+}
