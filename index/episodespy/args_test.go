@@ -187,8 +187,8 @@ func TestFilters(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "ep_000000 ep_000001 ep_000002 ep_000003 ep_000004"},
-		{[]string{"--steps", "10", "10"}, "ep_000001 ep_000002"},                   // touching both ends
-		{[]string{"--steps", "25", "11"}, "ep_000002 ep_000003"},                   // reversed bounds
+		{[]string{"--steps", "10", "10"}, "ep_000001 ep_000002"},                    // touching both ends
+		{[]string{"--steps", "25", "11"}, "ep_000002 ep_000003"},                    // reversed bounds
 		{[]string{"--steps", "5", "40"}, "ep_000001 ep_000002 ep_000003 ep_000004"}, // overlapping several
 		{[]string{"--steps", "100", "200"}, ""},
 		{[]string{"--near", "0", "0", "--radius", "5"}, "ep_000000 ep_000001 ep_000003"}, // exactly on the boundary

@@ -271,7 +271,9 @@ func FirstNote(notes []string, limit int) string {
 	return strings.TrimRightFunc(string(r[:limit-3]), isSpace) + "..."
 }
 
-func isSpace(r rune) bool { return strings.ContainsRune(" \t\n\r\v\f\x1c\x1d\x1e\x1f\x85\u00a0", r) || r > 0x7f && strings.TrimSpace(string(r)) == "" }
+func isSpace(r rune) bool {
+	return strings.ContainsRune(" \t\n\r\v\f\x1c\x1d\x1e\x1f\x85\u00a0", r) || r > 0x7f && strings.TrimSpace(string(r)) == ""
+}
 
 // outcomeNotes reads the notes of a row's outcome.json.
 func outcomeNotes(r *Row) []string {
