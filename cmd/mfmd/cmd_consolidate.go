@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/mfm-project/mfm/consolidate"
+	"github.com/mfm-project/mfm/episodes"
+)
+
+func init() {
+	register(&command{
+		name:    "consolidate",
+		summary: "typed feedback, candidate skills and remedies, digest (docs/CONSOLIDATE.md)",
+		usage: "--store DIR [--apply] [--llm-cmd CMD]\n\n" +
+			"Writes .mfm/consolidate/{feedback.jsonl,digest.md,rejected.jsonl,state.json,candidates/}.\n" +
+			"Never changes the record. --apply also writes each accepted candidate as a new file\n" +
+			"mine/consolidated/<id>.md citing its episodes. --llm-cmd sends the induce and curate\n" +
+			"prompts on stdin to `sh -c CMD` and validates its JSON answers with the same curator.",
+		run: runConsolidate,
+	})
+}
+
+func runConsolidate(args []string, stdout, stderr io.Writer) int {
+	c := commands["consolidate"]
+	fs := newFlagSet(c, stdout, stderr)
+	dir := fs.String("store", "", "store directory")
+	apply := fs.Bool("apply", false, "write accepted candidates into mine/consolidated/")
+	llm := fs.String("llm-cmd", "", "language-model command (prompt on stdin, JSON on stdout)")
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if *dir == "" || fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "mfmd consolidate: want --store DIR and no arguments")
+		return 2
+	}
+	s, err := episodes.Open(*dir)
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	var res *consolidate.Result
+	if *llm != "" {
+		res, err = consolidate.ComputeLLM(context.Background(), s, consolidate.DefaultConfig(), *llm)
+	} else {
+		res, err = consolidate.Compute(s, consolidate.DefaultConfig(), nil)
+	}
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	if err := consolidate.Write(s, res); err != nil {
+		return fail(stderr, c.name, err)
+	}
+	fmt.Fprintf(stdout, "%d episode(s): %d candidate(s) accepted, %d rejected; see %s\n",
+		len(res.Feedback), len(res.Accepted), len(res.Rejected), s.Path(consolidate.Dir))
+	if *apply {
+		done, err := consolidate.Apply(s, res)
+		for _, d := range done {
+			fmt.Fprintln(stdout, "wrote "+d)
+		}
+		if err != nil {
+			return fail(stderr, c.name, err)
+		}
+	}
+	return 0
+}

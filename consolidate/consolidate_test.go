@@ -1,0 +1,211 @@
+package consolidate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// row is a constructed index row.
+func row(n int, kind string, x float64, extra string, tags ...string) string {
+	t := `"` + strings.Join(tags, `", "`) + `"`
+	if len(tags) == 0 {
+		t = ""
+	}
+	return fmt.Sprintf(`{"action_kind": "%s", "first_step": %d, "id": "ep_%06d", "kind": "episode", "last_step": %d, "path": "episodes/ep_%06d", "summary": "", "tags": [%s], "x": %v, "y": 64.0, "z": 0.0%s}`,
+		kind, n*10, n, n*10+10, n, t, x, extra)
+}
+
+func constructed(t *testing.T) *episodes.Store {
+	t.Helper()
+	s, err := episodes.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"action_kind": null, "first_step": 0, "id": "ep_000000", "kind": "initial", "last_step": 0, "path": "episodes/ep_000000", "summary": "initial state", "tags": ["initial"], "x": 0.0, "y": 64.0, "z": 0.0}`,
+		row(1, "harvest_tree", 0, `, "inventory_delta": {"log": 2}`, "inventory_changed"),
+		row(2, "harvest_tree", 0, `, "inventory_delta": {"log": 2}`, "inventory_changed"),
+		row(3, "go_to", 0, "", "stuck"),
+		row(4, "go_to", 0, "", "stuck"),
+		row(5, "go_to", 0, "", "stuck"),
+		row(6, "pillar_up", 0, `, "inventory_delta": {"dirt": -1}, "events": ["MILESTONE high_1 verified"]`, "milestone"),
+		row(7, "go_to", 20, ""),
+	}
+	if err := os.WriteFile(s.Path("index.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(s.Path("mine"), 0o755)
+	os.WriteFile(s.Path("mine", "notes.md"), []byte("stuck at ep_000003 and episodes/ep_4/frames/000041.png; life 1 step 65; ep_000099 is gone\n"), 0o644)
+	return s
+}
+
+func TestMonitorInduceCurate(t *testing.T) {
+	s := constructed(t)
+	cfg := DefaultConfig()
+	fb, err := Monitor(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		fail     string
+		success  bool
+		progress float64
+		stagnant bool
+	}{
+		{"", true, 0.267, false}, {"", true, 0.267, false},
+		{FailNavStuck, false, 0, true}, {FailNavStuck, false, 0, true}, {FailNavStuck, false, 0, true},
+		// pillar_up: |Δv|₁=1 → 0.4·0.5, milestone → 0.2; moved 20 to ep 7: Var=100 → 0.4·100/101
+		{"", true, 0.796, false},
+		{FailNoEffect, false, 0, true},
+	}
+	if len(fb) != len(want) {
+		t.Fatalf("%d feedback, want %d", len(fb), len(want))
+	}
+	for i, w := range want {
+		f := fb[i]
+		if f.Failure != w.fail || f.Success != w.success || f.Progress != w.progress || f.Stagnant != w.stagnant {
+			t.Errorf("ep %d: got %s %v %v %v, want %+v", i+1, f.Failure, f.Success, f.Progress, f.Stagnant, w)
+		}
+	}
+	acc, rej := Curate(Induce(fb, cfg), Known(s, fb))
+	var names []string
+	for _, c := range acc {
+		names = append(names, c.Kind+":"+c.Name+":"+c.Verify+strings.Join(c.Repair, ""))
+	}
+	got := strings.Join(names, " ")
+	for _, w := range []string{"skill:get_log:inv_ge log 4", "remedy:nav_stuck_after_go_to:pillar_up"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("accepted %q lacks %q", got, w)
+		}
+	}
+	var reasons []string
+	for _, c := range rej {
+		reasons = append(reasons, c.Reason)
+	}
+	if !strings.Contains(strings.Join(reasons, "|"), "no repair action") {
+		t.Errorf("rejections %q: want the NO_EFFECT remedy without repair", reasons)
+	}
+	// A hand-made vague candidate and an unknown step are rejected with reasons.
+	bad := []Candidate{
+		{Kind: KindRemedy, Name: "x", FailureType: FailNavStuck, Trigger: map[string]string{"call": "go_to"}, Repair: []string{"try again"}, Support: []Ref{{1, "ep_000003", false}}, Confidence: 0.9},
+		{Kind: KindSkill, Name: "y", Trigger: map[string]string{"colour": "red"}, Steps: []string{"go_to"}, Verify: "inv_ge log 1", Support: []Ref{{1, "ep_000003", false}}, Confidence: 0.9},
+		{Kind: KindSkill, Name: "z", Trigger: map[string]string{"call": "go_to"}, Steps: []string{"teleport"}, Verify: "inv_ge log 1", Support: []Ref{{1, "ep_000003", false}}, Confidence: 0.9},
+	}
+	_, rej2 := Curate(bad, Known(s, fb))
+	for i, w := range []string{"not specific", "not a state field", "not a known atom"} {
+		if i >= len(rej2) || !strings.Contains(rej2[i].Reason, w) {
+			t.Errorf("rejection %d: %+v, want %q", i, rej2, w)
+		}
+	}
+	// Retrieval: the remedy for go_to/NAV_STUCK fits; a budget of 1 fits nothing.
+	ctx, err := ParseContext("call=go_to,failure=NAV_STUCK,budget=400")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := Retrieve(acc, ctx); len(r) != 1 || r[0].Kind != KindRemedy {
+		t.Errorf("retrieve: %+v", r)
+	}
+	ctx.Budget = 1
+	if r := Retrieve(acc, ctx); len(r) != 0 {
+		t.Errorf("budget 1: %+v", r)
+	}
+}
+
+func TestCitations(t *testing.T) {
+	s := constructed(t)
+	cs, err := Citations(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Dir+"|"+c.Missing)
+	}
+	want := "episodes/ep_000003||episodes/ep_000004||episodes/ep_000006||ep_000099 does not exist"
+	if !strings.Contains(strings.Join(got, "|"), "episodes/ep_000003||episodes/ep_000004||episodes/ep_000006|") || !strings.Contains(strings.Join(got, "|"), "episode ep_000099 does not exist") {
+		t.Errorf("citations %q, want like %q", got, want)
+	}
+	b, _ := CitedBy(s, "episodes/ep_000004")
+	if string(b) != "mine/notes.md\n" {
+		t.Errorf("cited-by %q", b)
+	}
+}
+
+// TestRecordUntouched runs consolidation with --apply over a copy of each
+// fixture and checks the record is byte-identical.
+func TestRecordUntouched(t *testing.T) {
+	for _, fx := range []string{"paper-run", "paper-run-diamond"} {
+		dir := filepath.Join(t.TempDir(), "store")
+		if out, err := exec.Command("cp", "-r", filepath.Join("..", "testdata", fx, "store"), dir).CombinedOutput(); err != nil {
+			t.Fatal(err, string(out))
+		}
+		snap := func() map[string][]byte {
+			m := map[string][]byte{}
+			filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+				rel, _ := filepath.Rel(dir, p)
+				if err == nil && !info.IsDir() && !strings.HasPrefix(rel, ".mfm") && !strings.HasPrefix(rel, "mine") {
+					m[rel], _ = os.ReadFile(p)
+				}
+				return nil
+			})
+			return m
+		}
+		before := snap()
+		s, _ := episodes.Open(dir)
+		res, err := Compute(s, DefaultConfig(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(s, res); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Apply(s, res); err != nil {
+			t.Fatal(err)
+		}
+		after := snap()
+		if len(after) != len(before) {
+			t.Errorf("%s: %d files before, %d after", fx, len(before), len(after))
+		}
+		for k, v := range before {
+			if !bytes.Equal(v, after[k]) {
+				t.Errorf("%s: %s changed", fx, k)
+			}
+		}
+		tr := &Tree{Store: s, Config: DefaultConfig()}
+		if _, _, err := tr.Open(context.Background(), "digest.md"); err != nil {
+			t.Error(err)
+		}
+		if _, _, err := tr.Open(context.Background(), "nope"); err == nil {
+			t.Error("missing path opened")
+		}
+	}
+}
+
+func FuzzParseCitations(f *testing.F) {
+	f.Add([]byte("Step 1812 near (3165,66,1416) ep_000003 previous/life_2/episodes/ep_7/frames/000001.png life 2 step 5000"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, c := range ParseCitations(b) {
+			if c.ID == "" && c.Step < 0 {
+				t.Fatalf("empty citation %+v", c)
+			}
+		}
+	})
+}
+
+func FuzzParseContext(f *testing.F) {
+	f.Add("call=go_to,failure=NAV_STUCK,budget=300")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseContext(s)
+		if err == nil && (c.Budget < 1 || c.Budget > 100000) {
+			t.Fatalf("budget %d", c.Budget)
+		}
+	})
+}

@@ -1,0 +1,152 @@
+package consolidate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Status values a curated candidate carries.
+const (
+	StatusAccepted = "accepted"
+	StatusRejected = "rejected"
+)
+
+// TriggerFields are the state fields a trigger may test.
+var TriggerFields = map[string]bool{"subgoal": true, "call": true, "failure": true, "item": true, "gui_open": true}
+
+// vague phrases make a step unspecific.
+var vague = []string{"try again", "be careful", "retry", "do better", "be more careful", "keep trying", "think", "figure out", "something"}
+
+// Curate merges duplicates (adding support, counts and usage) and
+// validates every candidate against known, the names of executable atoms
+// and procedures. It returns the accepted entries (by confidence, highest
+// first) and the rejected ones with their reason.
+func Curate(cands []Candidate, known map[string]bool) (accepted, rejected []Candidate) {
+	merged := map[string]*Candidate{}
+	var order []string
+	for _, c := range cands {
+		c := c
+		k := c.key()
+		if m, ok := merged[k]; ok {
+			seen := map[Ref]bool{}
+			for _, r := range m.Support {
+				seen[r] = true
+			}
+			for _, r := range c.Support {
+				if !seen[r] {
+					m.Support = append(m.Support, r)
+				}
+			}
+			m.SupportCount += max(c.SupportCount, 1)
+			m.Confidence = round3(math.Max(m.Confidence, c.Confidence) + (1-math.Max(m.Confidence, c.Confidence))*0.25)
+			m.Usage = append(m.Usage, "merged duplicate from "+c.Scope)
+			continue
+		}
+		if c.SupportCount == 0 {
+			c.SupportCount = 1
+		}
+		merged[k] = &c
+		order = append(order, k)
+	}
+	list := make([]*Candidate, 0, len(order))
+	for _, k := range order {
+		list = append(list, merged[k])
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Confidence > list[j].Confidence })
+	byTrigger := map[string]*Candidate{}
+	for _, c := range list {
+		if c.ID == "" {
+			c.setID()
+		}
+		reason := validate(c, known)
+		if reason == "" {
+			if o, ok := byTrigger[c.triggerKey()]; ok {
+				reason = fmt.Sprintf("conflicts with %s (confidence %.3f ≥ %.3f) for the same trigger", o.ID, o.Confidence, c.Confidence)
+			}
+		}
+		if reason != "" {
+			c.Status, c.Reason = StatusRejected, reason
+			rejected = append(rejected, *c)
+			continue
+		}
+		c.Status = StatusAccepted
+		byTrigger[c.triggerKey()] = c
+		accepted = append(accepted, *c)
+	}
+	return accepted, rejected
+}
+
+// validate returns why c is not acceptable, or "".
+func validate(c *Candidate, known map[string]bool) string {
+	var acts []string
+	switch c.Kind {
+	case KindSkill:
+		if len(c.Steps) == 0 {
+			return "schema incomplete: a skill needs steps"
+		}
+		if c.Verify == "" {
+			return "schema incomplete: a skill needs a verification rule"
+		}
+		if err := checkVerify(c.Verify); err != "" {
+			return err
+		}
+		acts = c.Steps
+	case KindRemedy:
+		if c.FailureType == "" {
+			return "schema incomplete: a remedy needs a failure type"
+		}
+		if len(c.Repair) == 0 {
+			return "schema incomplete: no repair action (no later call succeeded after this failure)"
+		}
+		acts = c.Repair
+	default:
+		return fmt.Sprintf("schema incomplete: kind %q is neither skill nor remedy", c.Kind)
+	}
+	if c.Name == "" || len(c.Support) == 0 || c.Confidence <= 0 || c.Confidence > 1 {
+		return "schema incomplete: needs name, supporting episodes and a confidence in (0,1]"
+	}
+	if len(c.Trigger) == 0 {
+		return "trigger is empty"
+	}
+	for _, k := range sortedTrig(c.Trigger) {
+		if !TriggerFields[k] {
+			return fmt.Sprintf("trigger field %q is not a state field (want subgoal, call, failure, item, gui_open)", k)
+		}
+		if strings.TrimSpace(c.Trigger[k]) == "" {
+			return fmt.Sprintf("trigger field %q is empty", k)
+		}
+	}
+	for _, a := range acts {
+		low := strings.ToLower(a)
+		for _, v := range vague {
+			if strings.Contains(low, v) {
+				return fmt.Sprintf("not specific: step %q (%q)", a, v)
+			}
+		}
+		name := a
+		if i := strings.IndexByte(name, '('); i >= 0 {
+			name = name[:i]
+		}
+		if !known[strings.TrimSpace(name)] {
+			return fmt.Sprintf("step %q is not a known atom or procedure", a)
+		}
+	}
+	return ""
+}
+
+func checkVerify(v string) string {
+	f := strings.Fields(v)
+	switch {
+	case len(f) == 3 && f[0] == "inv_ge":
+		if n, err := strconv.Atoi(f[2]); err != nil || n < 1 {
+			return fmt.Sprintf("verification %q: want inv_ge ITEM N with N ≥ 1", v)
+		}
+		return ""
+	case len(f) == 2 && f[0] == "milestone":
+		return ""
+	}
+	return fmt.Sprintf("verification %q: want \"inv_ge ITEM N\" or \"milestone NAME\"", v)
+}

@@ -1,0 +1,228 @@
+package consolidate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Kinds of candidate.
+const (
+	KindSkill  = "skill"
+	KindRemedy = "remedy"
+)
+
+// Ref names a supporting episode.
+type Ref struct {
+	Life     int    `json:"life"`
+	ID       string `json:"id"`
+	Previous bool   `json:"previous,omitempty"` // a frozen previous life
+}
+
+// Candidate is a proposed skill or remedy with its evidence and, after
+// curation, its status.
+type Candidate struct {
+	ID            string            `json:"id"`
+	Kind          string            `json:"kind"`
+	Name          string            `json:"name"`
+	Trigger       map[string]string `json:"trigger"`
+	Preconditions []string          `json:"preconditions,omitempty"`
+	Steps         []string          `json:"steps,omitempty"`  // skill: calls in order
+	Verify        string            `json:"verify,omitempty"` // skill: inv_ge ITEM N | milestone NAME
+	Effects       []string          `json:"effects,omitempty"`
+	FailureType   string            `json:"failure_type,omitempty"` // remedy
+	Risk          string            `json:"risk,omitempty"`         // remedy: the risk pattern seen
+	Repair        []string          `json:"repair,omitempty"`       // remedy: calls that followed and worked
+	Scope         string            `json:"scope,omitempty"`
+	Support       []Ref             `json:"support"`
+	SupportCount  int               `json:"support_count"`
+	Confidence    float64           `json:"confidence"`
+	Usage         []string          `json:"usage,omitempty"` // how often and when it was merged / retrieved
+	Source        string            `json:"source"`          // "inducer" or "llm"
+	Status        string            `json:"status,omitempty"`
+	Reason        string            `json:"reason,omitempty"`
+}
+
+// key identifies duplicates: same kind, trigger and actions.
+func (c *Candidate) key() string {
+	var b strings.Builder
+	b.WriteString(c.Kind)
+	for _, k := range sortedTrig(c.Trigger) {
+		fmt.Fprintf(&b, "|%s=%s", k, c.Trigger[k])
+	}
+	fmt.Fprintf(&b, "|%s|%s|%s", strings.Join(c.Steps, ";"), c.Verify, strings.Join(c.Repair, ";"))
+	return b.String()
+}
+
+// triggerKey identifies entries competing for the same situation.
+func (c *Candidate) triggerKey() string {
+	var b strings.Builder
+	b.WriteString(c.Kind)
+	for _, k := range sortedTrig(c.Trigger) {
+		fmt.Fprintf(&b, "|%s=%s", k, c.Trigger[k])
+	}
+	if c.Kind == KindSkill {
+		b.WriteString("|" + c.Verify)
+	}
+	return b.String()
+}
+
+func sortedTrig(m map[string]string) []string {
+	k := make([]string, 0, len(m))
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func (c *Candidate) setID() {
+	h := sha256.Sum256([]byte(c.key()))
+	name := c.Name
+	if name == "" {
+		name = "unnamed"
+	}
+	c.ID = c.Kind + "-" + sanitize(name) + "-" + hex.EncodeToString(h[:3])
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(r + 32)
+		default:
+			b.WriteByte('_')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return b.String()
+}
+
+// Induce proposes skills from runs of at least cfg.MinRun consecutive
+// verified successes and remedies from failure types whose rate over the
+// last cfg.H episodes reaches cfg.Eta, or from stagnant episodes.
+// Duplicates are not merged here (the Curator does).
+func Induce(fb []Feedback, cfg Config) []Candidate {
+	var out []Candidate
+	// Skills.
+	flush := func(run []Feedback) {
+		if len(run) < max(cfg.MinRun, 1) {
+			return
+		}
+		c := Candidate{Kind: KindSkill, Source: "inducer", Trigger: map[string]string{}}
+		gain := map[string]int{}
+		var ms []string
+		for _, f := range run {
+			if n := len(c.Steps); n == 0 || c.Steps[n-1] != f.Call {
+				c.Steps = append(c.Steps, f.Call)
+			}
+			for k, v := range f.InvDelta {
+				gain[k] += v
+			}
+			ms = append(ms, f.Milestones...)
+			c.Support = append(c.Support, f.ref())
+		}
+		first := run[0]
+		if first.Subgoal != "" {
+			c.Trigger["subgoal"] = first.Subgoal
+		}
+		c.Trigger["gui_open"] = fmt.Sprint(first.GUIOpen)
+		best, bestN := "", 0
+		for _, k := range sortedKeys(gain) {
+			if gain[k] > bestN {
+				best, bestN = k, gain[k]
+			}
+			if gain[k] != 0 {
+				c.Effects = append(c.Effects, fmt.Sprintf("inventory %s %+d", k, gain[k]))
+			}
+		}
+		for _, m := range ms {
+			c.Effects = append(c.Effects, "milestone "+m)
+		}
+		switch {
+		case len(ms) > 0:
+			c.Verify = "milestone " + ms[len(ms)-1]
+			c.Name = ms[len(ms)-1]
+		case best != "":
+			c.Verify = fmt.Sprintf("inv_ge %s %d", best, bestN)
+			c.Name = "get_" + best
+			c.Trigger["item"] = best
+		}
+		c.Preconditions = []string{"gui_open=" + fmt.Sprint(first.GUIOpen)}
+		for _, k := range sortedKeys(gain) {
+			if gain[k] < 0 {
+				c.Preconditions = append(c.Preconditions, fmt.Sprintf("inv_ge %s %d", k, -gain[k]))
+			}
+		}
+		c.Scope = fmt.Sprintf("life %d, steps %d-%d", first.Life, first.FirstStep, run[len(run)-1].LastStep)
+		c.Confidence = round3(float64(len(run)) / float64(len(run)+1))
+		c.SupportCount = 1
+		c.setID()
+		out = append(out, c)
+	}
+	var run []Feedback
+	for i, f := range fb {
+		if i > 0 && fb[i-1].Life != f.Life {
+			flush(run)
+			run = nil
+		}
+		if f.Success && f.Verified {
+			run = append(run, f)
+			continue
+		}
+		flush(run)
+		run = nil
+	}
+	flush(run)
+
+	// Remedies.
+	h := max(cfg.H, 1)
+	for i, f := range fb {
+		if f.Failure == FailNone {
+			continue
+		}
+		lo := max(0, i-h+1)
+		n, same := 0, 0
+		for j := lo; j <= i; j++ {
+			if fb[j].Life != f.Life {
+				continue
+			}
+			n++
+			if fb[j].Failure == f.Failure {
+				same++
+			}
+		}
+		rate := float64(same) / float64(n)
+		if rate < cfg.Eta && !f.Stagnant {
+			continue
+		}
+		c := Candidate{Kind: KindRemedy, Source: "inducer", FailureType: f.Failure,
+			Trigger: map[string]string{"call": f.Call, "failure": f.Failure}, Support: []Ref{f.ref()}, SupportCount: 1}
+		c.Name = strings.ToLower(f.Failure) + "_after_" + f.Call
+		c.Risk = fmt.Sprintf("%s failed with %s in %d of the last %d episodes (rate %.2f, progress %.3f)", f.Call, f.Failure, same, n, rate, f.Progress)
+		// Repair: the first later call in the same life, different from the
+		// failing one, that succeeded with a verified effect within h episodes.
+		for j := i + 1; j < len(fb) && j <= i+h && fb[j].Life == f.Life; j++ {
+			if fb[j].Success && fb[j].Verified && fb[j].Call != f.Call {
+				c.Repair = []string{fb[j].Call}
+				c.Support = append(c.Support, fb[j].ref())
+				break
+			}
+		}
+		c.Scope = fmt.Sprintf("when %s ends in %s", f.Call, f.Failure)
+		c.Confidence = round3(rate * 0.5)
+		if len(c.Repair) > 0 {
+			c.Confidence = round3(0.5 + rate*0.25)
+		}
+		c.setID()
+		out = append(out, c)
+	}
+	return out
+}
