@@ -487,3 +487,7 @@ func TestMountSmoke(t *testing.T) {
 		}
 	}
 }
+
+func contextTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
