@@ -86,3 +86,29 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestCitedBy: episodes/<id>/cited-by is listed in episode dirs and
+// served from Hooks.CitedBy with the store-relative episode dir.
+func TestCitedBy(t *testing.T) {
+	store := copyFixture(t)
+	addPreviousLife(t, store, 1, 5)
+	tm := mountStore(t, store, Options{Hooks: Hooks{CitedBy: func(ctx context.Context, dir string) ([]byte, error) {
+		return []byte("mine/notes.md  (" + dir + ")\n"), nil
+	}}})
+	for _, dir := range []string{"episodes/ep_000003", "previous/life_1/episodes/ep_000002"} {
+		b, err := os.ReadFile(tm.path(dir, "cited-by"))
+		if err != nil || string(b) != "mine/notes.md  ("+dir+")\n" {
+			t.Errorf("%s/cited-by: %q %v", dir, b, err)
+		}
+		out := mustRun(t, "ls", tm.path(dir))
+		if !strings.Contains(out, "cited-by\n") || !strings.Contains(out, "outcome.json\n") {
+			t.Errorf("ls %s: %q", dir, out)
+		}
+	}
+	if out := mustRun(t, "ls", tm.path("episodes")); strings.Contains(out, "cited-by") {
+		t.Errorf("cited-by listed in episodes/")
+	}
+	if _, err := os.Stat(tm.path("episodes", "ep_000003", "state", "cited-by")); err == nil {
+		t.Errorf("cited-by resolves below an episode dir")
+	}
+}

@@ -74,6 +74,12 @@ func (n *roNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.Ino
 }
 
 func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if name == citedByName {
+		if ops := n.citedByFile(); ops != nil {
+			ch := n.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(n.StableAttr().Ino, name)})
+			return ch, fillEntry(ctx, ch, out)
+		}
+	}
 	ch, errno := n.LoopbackNode.Lookup(ctx, name, out)
 	if errno == syscall.ENOENT {
 		return n.m.lookupVirtual(ctx, &n.Inode, name, out)
@@ -113,7 +119,11 @@ func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 
 func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	n.m.access.record(ctx, "/"+n.Path(nil), "list")
-	return n.LoopbackNode.OpendirHandle(ctx, flags)
+	fh, fl, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
+	if errno == 0 && n.m.opt.Hooks.CitedBy != nil && n.episodeDirRel() != "" {
+		fh = &citedByDir{inner: fh, ino: virtualIno(n.StableAttr().Ino, citedByName)}
+	}
+	return fh, fl, errno
 }
 
 func (n *roNode) Setattr(context.Context, gofs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
