@@ -65,6 +65,7 @@ type mfs struct {
 	started time.Time
 
 	rootOps    map[string]gofs.InodeEmbedder
+	root       []rootEntry // rootTable plus Hooks.Trees
 	episodes   *roNode
 	lives      *lifeTrees
 	stop       chan struct{}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,5 +111,58 @@ func TestCitedBy(t *testing.T) {
 	}
 	if _, err := os.Stat(tm.path("episodes", "ep_000003", "state", "cited-by")); err == nil {
 		t.Errorf("cited-by resolves below an episode dir")
+	}
+}
+
+type fakeTree map[string]string // path -> content; "dir/" keys are dirs
+
+func (f fakeTree) ReadDir(ctx context.Context, dir string) ([]string, error) {
+	var out []string
+	for p := range f {
+		d, base := filepath.Split(strings.TrimSuffix(p, "/"))
+		if strings.TrimSuffix(d, "/") == dir {
+			if strings.HasSuffix(p, "/") {
+				base += "/"
+			}
+			out = append(out, base)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (f fakeTree) Open(ctx context.Context, p string) ([]byte, bool, error) {
+	if _, ok := f[p+"/"]; ok {
+		return nil, true, nil
+	}
+	if p == "bad" {
+		return nil, false, errors.New("bad: the tree refuses this name")
+	}
+	c, ok := f[p]
+	if !ok {
+		return nil, false, os.ErrNotExist
+	}
+	return []byte(c), false, nil
+}
+
+// TestTrees: Hooks.Trees appear as read-only top-level directories.
+func TestTrees(t *testing.T) {
+	tree := fakeTree{"skills/": "", "skills/dig.md": "dig down\n", "summary.txt": "2 skills\n"}
+	tm := mountCopy(t, Options{Hooks: Hooks{Trees: map[string]VirtualTree{"consolidate": tree}}})
+	out := mustSh(t, "cd "+tm.mnt+" && ls && ls consolidate consolidate/skills && cat consolidate/skills/dig.md consolidate/summary.txt")
+	for _, want := range []string{"consolidate\n", "skills\nsummary.txt\n", "dig.md\n", "dig down\n2 skills\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if err := os.WriteFile(tm.path("consolidate", "summary.txt"), []byte("x"), 0o644); err == nil {
+		t.Errorf("write into a tree succeeded")
+	}
+	if _, err := os.Stat(tm.path("consolidate", "bad")); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("stat consolidate/bad: %v, want EINVAL", err)
+	}
+	b, _ := os.ReadFile(tm.path(".errors"))
+	if !strings.Contains(string(b), "the tree refuses this name") {
+		t.Errorf(".errors lacks the tree's message:\n%s", b)
 	}
 }

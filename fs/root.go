@@ -51,6 +51,14 @@ func (m *mfs) buildRoot() (*vdir, error) {
 		}
 		m.rootOps[e.name] = ops
 	}
+	m.root = append(append([]rootEntry(nil), rootTable...), m.treeRootEntries()...)
+	for _, e := range m.root[len(rootTable):] {
+		ops, err := e.new(m)
+		if err != nil {
+			return nil, fmt.Errorf("build /%s: %w", e.name, err)
+		}
+		m.rootOps[e.name] = ops
+	}
 	root := &vdir{m: m}
 	root.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		// Children were added in OnAdd; the bridge finds them by name.
@@ -58,7 +66,7 @@ func (m *mfs) buildRoot() (*vdir, error) {
 	}
 	root.list = func(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 		var out []fuse.DirEntry
-		for _, e := range rootTable {
+		for _, e := range m.root {
 			if e.hidden {
 				continue
 			}
@@ -76,7 +84,7 @@ func (m *mfs) buildRoot() (*vdir, error) {
 // addRootChildren runs in OnAdd: it makes every root entry a persistent
 // child of the root.
 func (m *mfs) addRootChildren(ctx context.Context, root *vdir) {
-	for _, e := range rootTable {
+	for _, e := range m.root {
 		ops := m.rootOps[e.name]
 		ino := virtualIno(1, e.name)
 		ch := root.NewPersistentInode(ctx, ops, gofs.StableAttr{Mode: e.mode, Ino: ino})

@@ -1,0 +1,86 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	iofs "io/fs"
+	"path"
+	"sort"
+	"strings"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// treeDir serves one directory of a Hooks.Trees VirtualTree.
+func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
+	d := &vdir{m: m}
+	call := func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, m.opt.RenderTimeout)
+	}
+	d.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
+		p := path.Join(dir, name)
+		cctx, cancel := call(ctx)
+		_, isDir, err := t.Open(cctx, p)
+		cancel()
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, 0, syscall.ENOENT
+		}
+		if err != nil {
+			return nil, 0, m.fail(ctx, "/"+root+"/"+p, invalid(err))
+		}
+		if isDir {
+			return m.treeDir(t, root, p), fuse.S_IFDIR, 0
+		}
+		return &bytesFile{m: m, kind: root, content: func(ctx context.Context) ([]byte, error) {
+			cctx, cancel := call(ctx)
+			defer cancel()
+			b, _, err := t.Open(cctx, p)
+			if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+				err = invalid(err)
+			}
+			return b, err
+		}}, fuse.S_IFREG, 0
+	}
+	d.list = func(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
+		cctx, cancel := call(ctx)
+		names, err := t.ReadDir(cctx, dir)
+		cancel()
+		if err != nil {
+			return nil, m.fail(ctx, "/"+path.Join(root, dir), invalid(err))
+		}
+		out := make([]fuse.DirEntry, 0, len(names))
+		for _, n := range names {
+			mode := uint32(fuse.S_IFREG)
+			if strings.HasSuffix(n, "/") {
+				n, mode = strings.TrimSuffix(n, "/"), fuse.S_IFDIR
+			}
+			out = append(out, fuse.DirEntry{Name: n, Mode: mode, Ino: virtualIno(d.StableAttr().Ino, n)})
+		}
+		return out, 0
+	}
+	return d
+}
+
+// treeRootEntries are the root entries of Hooks.Trees, sorted by name;
+// names that clash with the fixed layout are skipped.
+func (m *mfs) treeRootEntries() []rootEntry {
+	names := make([]string, 0, len(m.opt.Hooks.Trees))
+	for n := range m.opt.Hooks.Trees {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []rootEntry
+	for _, n := range names {
+		if n == "" || strings.Contains(n, "/") || m.rootOps[n] != nil {
+			m.log.Warn("mount: tree name skipped (empty, nested or taken)", "name", n)
+			continue
+		}
+		t, name := m.opt.Hooks.Trees[n], n
+		out = append(out, rootEntry{name: name, mode: fuse.S_IFDIR, new: func(m *mfs) (gofs.InodeEmbedder, error) {
+			return m.treeDir(t, name, ""), nil
+		}})
+	}
+	return out
+}
