@@ -1,0 +1,36 @@
+package view
+
+// Grammar is the view grammar's help text, for the mount's README.md and
+// error log; docs/VIEWS.md is the long form.
+func (v *Viewer) Grammar() string { return GrammarText }
+
+// GrammarText is the help text Grammar returns.
+const GrammarText = `Views are virtual image files: they are not listed by ls, but open by name.
+
+Beside any frame (episodes/ep_N/observation/image.png, episodes/ep_N/frames/NNNNNN.png,
+now/frame.png, and the same under previous/life_N/), write the frame's name without .png,
+then operations, then .png or .jpg:
+  FRAME@crop=X,Y,W,H        a region, in frame pixels (top-left X,Y; width W, height H)
+  FRAME@zoom=N              magnify by a whole factor N (2..16), nearest-neighbour
+  FRAME@zoom=N,smooth       magnify with smoothing (Lanczos)
+  FRAME@grid  FRAME@grid=N  a pixel grid labelled in frame coordinates (a line every N pixels)
+  FRAME@thennow             the view beside the same view of now/frame.png, labelled
+  FRAME@thennow=QUESTION    ... with the question written beneath (_ shows as a space)
+Operations apply in this order and each appears at most once:
+  episodes/ep_000012/observation/image@crop=100,50,160,90@zoom=4@grid.png
+
+Contact sheets, one labelled tile per frame (the observation, then frames/ by step):
+  episodes/ep_N/sheet.png  episodes/ep_N/sheet@steps=A..B@cols=N@tile=W.png
+  q/<query>/sheet.png      the matches of a query
+
+Maps of grid.jsonl, top-down (x to the right, north up), coloured by cell kind:
+  map/here.png             around the current position (now/state.json)
+  map/at=X,Z.png           around block X,Z
+  options, in this order: @r=N (radius in blocks, default 16)  @y=A..B (only cells
+  with A <= y <= B)  @cell=PX (pixels per block, default 8)
+  map/here.txt             the same as text, one character per block, with a legend
+  previous/life_N/map/...  an earlier life's grid
+
+Each view has one spelling (numbers without leading zeros, defaults left out, .jpg not
+.jpeg, options in the order above); another spelling is an error that shows it.
+`
