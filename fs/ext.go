@@ -22,19 +22,75 @@ func (m *mfs) openExtensions(ctx context.Context) error {
 func (e *extensions) close() {}
 
 // help returns the grammar texts /.errors shows after the errors.
-func (e *extensions) help() []string { return nil }
+func (e *extensions) help() []string {
+	var out []string
+	if v := e.m.opt.Hooks.Viewer; v != nil {
+		out = append(out, v.Grammar())
+	}
+	if q := e.m.opt.Hooks.Querier; q != nil {
+		out = append(out, q.Grammar())
+	}
+	return out
+}
 
 // lookupVirtual resolves a name that does not exist on disk inside a
-// read-only store directory: a view of a frame or an episode sheet.
+// read-only store directory: a view of a frame or an episode sheet. The
+// view is rendered here, once, so its size is known to the lookup; frames
+// never change, so the bytes stay valid for the inode's life.
 func (m *mfs) lookupVirtual(ctx context.Context, parent *gofs.Inode, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.ENOENT
+	rel := parent.Path(nil) + "/" + name
+	return m.lookupView(ctx, parent, rel, name, out)
+}
+
+// lookupView renders the view rel and returns it as a child of parent.
+// A name that is not a view is ENOENT; a malformed or failed view is
+// EINVAL with its message in /.errors.
+func (m *mfs) lookupView(ctx context.Context, parent *gofs.Inode, rel, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	v := m.opt.Hooks.Viewer
+	if v == nil {
+		return nil, syscall.ENOENT
+	}
+	rctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+	defer cancel()
+	data, ok, err := v.View(rctx, rel)
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if err != nil {
+		return nil, m.fail(ctx, "/"+rel, invalid(err))
+	}
+	ops := &bytesFile{m: m, kind: "view", content: func(context.Context) ([]byte, error) { return data, nil }}
+	ch := parent.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(parent.StableAttr().Ino, name)})
+	return ch, fillEntry(ctx, ch, out)
 }
 
 func newQueryRoot(m *mfs) (gofs.InodeEmbedder, error) { return &vdir{m: m}, nil }
 
-func newMapDir(m *mfs) (gofs.InodeEmbedder, error) { return &vdir{m: m}, nil }
+// newMapDir serves map/: every name is a map view (not listed).
+func newMapDir(m *mfs) (gofs.InodeEmbedder, error) {
+	d := &vdir{m: m}
+	return &mapDir{vdir: d}, nil
+}
 
-func (e *extensions) queries() bool     { return false }
-func (e *extensions) views() bool       { return false }
-func (e *extensions) queryHelp() string { return "" }
-func (e *extensions) viewHelp() string  { return "" }
+// mapDir resolves map views on lookup.
+type mapDir struct {
+	*vdir
+}
+
+var _ = (gofs.NodeLookuper)((*mapDir)(nil))
+
+func (d *mapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return d.m.lookupView(ctx, d.EmbeddedInode(), "map/"+name, name, out)
+}
+
+func (e *extensions) queries() bool     { return e.m.opt.Hooks.Querier != nil }
+func (e *extensions) views() bool       { return e.m.opt.Hooks.Viewer != nil }
+func (e *extensions) queryHelp() string { return grammar(e.m.opt.Hooks.Querier) }
+func (e *extensions) viewHelp() string  { return grammar(e.m.opt.Hooks.Viewer) }
+
+func grammar(g interface{ Grammar() string }) string {
+	if g == nil {
+		return ""
+	}
+	return g.Grammar()
+}

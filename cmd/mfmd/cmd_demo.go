@@ -173,12 +173,11 @@ func printDemoTour(w io.Writer, mnt string, s *episodes.Store) {
 	}
 	fmt.Fprintf(w, "Mounted a copy of a real recorded Luanti run at %s (episodes up to %s). Try, in another shell:\n", mnt, last)
 	fmt.Fprintf(w, "  cat %s/README.md\n", mnt)
-	fmt.Fprintf(w, "  jq -c 'select(.tags | index(\"damage\")) | {id, summary}' %s/index.jsonl\n", mnt)
+	fmt.Fprintf(w, "  jq -c 'select(.tags | index(\"stuck\")) | {id, summary}' %s/index.jsonl | head -3\n", mnt)
 	fmt.Fprintf(w, "  grep -l tree %s/episodes/*/outcome.json | head            # where wood was gathered\n", mnt)
-	fmt.Fprintf(w, "  ls '%s/q/tag:stuck'/ ; cat '%s/q/tree tag:broke'/count    # cue queries\n", mnt, mnt)
+	fmt.Fprintf(w, "  mfmd episodes --store %s --tag stuck --last 3              # the paper's query tool\n", s.Root)
 	fmt.Fprintf(w, "  cat %s/episodes/%s/outcome.json                          # first wood (broke)\n", mnt, or("broke"))
-	fmt.Fprintf(w, "  xdg-open %s/episodes/%s/observation/image@zoom=2.png     # a view of a frame\n", mnt, or("damage"))
+	fmt.Fprintf(w, "  xdg-open %s/episodes/%s/observation/image@zoom=2.png     # a view of a frame\n", mnt, or("broke"))
 	fmt.Fprintf(w, "  xdg-open %s/episodes/%s/sheet.png                        # all frames of an episode\n", mnt, or("placed"))
-	fmt.Fprintf(w, "  xdg-open %s/map/here.png                                 # top-down map of grid.jsonl\n", mnt)
 	fmt.Fprintf(w, "  echo '- %s: the shaft here is a trap; pillar out with dirt' >> %s/mine/notes.md\n", or("stuck"), mnt)
 }
