@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,6 +35,7 @@ type MapOps struct {
 	YBand      bool // keep only cells with YMin <= y <= YMax
 	YMin, YMax int  // the y band
 	Cell       int  // pixels per cell; 0: DefaultMapCell
+	NorthPlusZ bool // north is +z (Luanti), so z grows upwards; default: north is -z (Minecraft), z grows downwards
 	Text       bool // .txt: one character per cell
 }
 
@@ -59,6 +61,9 @@ type Spec struct {
 const (
 	maxCoord   = 1 << 20
 	maxZoomArg = 64
+	// maxMapRadiusArg bounds r= in the grammar; Limits.MaxMapRadius is
+	// the (smaller) radius a render accepts.
+	maxMapRadiusArg = 4096
 )
 
 var (
@@ -180,7 +185,133 @@ func span(s string, lo, hi int) (int, int, bool) {
 	return x, y, true
 }
 
-const frameOpsHelp = "crop=X,Y,W,H  zoom=N[,smooth]  grid[=N]  thennow[=QUESTION], in this order"
+// option is one "@key" or "@key=value" of a view name. set stores the
+// value in the Spec and reports whether it was well formed; a default value
+// is stored as the zero value, so Canonical leaves it out and Parse answers
+// with the one spelling.
+type option struct {
+	key  string
+	want string // the accepted forms, shown when the value is malformed
+	set  func(s *Spec, val string, hasVal bool) bool
+}
+
+// The options of each kind of view, in their canonical order.
+var (
+	frameOptions = []option{
+		{"crop", "crop=X,Y,W,H (frame pixels, W and H at least 1)", func(s *Spec, val string, _ bool) bool {
+			v, ok := ints(val, 4, 0, maxCoord)
+			if !ok || v[2] == 0 || v[3] == 0 {
+				return false
+			}
+			s.Frame.Crop = image.Rect(v[0], v[1], v[0]+v[2], v[1]+v[3])
+			return true
+		}},
+		{"zoom", fmt.Sprintf("zoom=N or zoom=N,smooth (N a whole factor from 2 to %d)", maxZoomArg), func(s *Spec, val string, _ bool) bool {
+			n, mode, _ := strings.Cut(val, ",")
+			z, ok := atoi(n, 1, maxZoomArg)
+			if !ok || (mode != "" && mode != "smooth" && mode != "nearest") {
+				return false
+			}
+			if z == 1 {
+				z, mode = 0, ""
+			}
+			s.Frame.Zoom, s.Frame.Smooth = z, mode == "smooth"
+			return true
+		}},
+		{"grid", "grid or grid=N (a line every N frame pixels, 2 to 4096)", func(s *Spec, val string, hasVal bool) bool {
+			if !hasVal {
+				s.Frame.Grid = -1
+				return true
+			}
+			g, ok := atoi(val, 2, 4096)
+			s.Frame.Grid = g
+			return ok
+		}},
+		{"thennow", "thennow or thennow=QUESTION (the last operation)", func(s *Spec, val string, hasVal bool) bool {
+			s.Frame.ThenNow, s.Frame.Question = true, val
+			return !hasVal || val != ""
+		}},
+	}
+	sheetOptions = []option{
+		{"steps", "steps=A..B (A <= B)", func(s *Spec, val string, _ bool) bool {
+			a, b, ok := span(val, 0, 1<<30)
+			s.Sheet.Steps, s.Sheet.From, s.Sheet.To = ok, int64(a), int64(b)
+			return ok
+		}},
+		{"cols", "cols=N (1 to 64)", func(s *Spec, val string, _ bool) bool {
+			c, ok := atoi(val, 1, 64)
+			s.Sheet.Cols = c
+			return ok
+		}},
+		{"tile", "tile=W (tile width, 32 to 1024 pixels)", func(s *Spec, val string, _ bool) bool {
+			w, ok := atoi(val, 32, 1024)
+			s.Sheet.TileW = defaultTo(w, DefaultTileW)
+			return ok
+		}},
+	}
+	mapOptions = []option{
+		{"r", fmt.Sprintf("r=N (radius in blocks, 1 to %d)", maxMapRadiusArg), func(s *Spec, val string, _ bool) bool {
+			r, ok := atoi(val, 1, maxMapRadiusArg)
+			s.Map.R = defaultTo(r, DefaultMapRadius)
+			return ok
+		}},
+		{"y", "y=A..B (keep cells with A <= y <= B)", func(s *Spec, val string, _ bool) bool {
+			a, b, ok := span(val, -maxCoord, maxCoord)
+			s.Map.YBand, s.Map.YMin, s.Map.YMax = ok, a, b
+			return ok
+		}},
+		{"cell", "cell=PX (pixels per block, 1 to 64)", func(s *Spec, val string, _ bool) bool {
+			c, ok := atoi(val, 1, 64)
+			s.Map.Cell = defaultTo(c, DefaultMapCell)
+			return ok
+		}},
+		{"north", "north=+z (north is +z, as in Luanti; the default north=-z is Minecraft's)", func(s *Spec, val string, _ bool) bool {
+			s.Map.NorthPlusZ = val == "+z"
+			return val == "+z" || val == "-z"
+		}},
+	}
+)
+
+// defaultTo stores the default value d as 0.
+func defaultTo(v, d int) int {
+	if v == d {
+		return 0
+	}
+	return v
+}
+
+// optionsHelp lists the options' keys in order, for messages.
+func optionsHelp(opts []option) string {
+	var b strings.Builder
+	for i, o := range opts {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		b.WriteString(strings.SplitN(o.want, " (", 2)[0])
+	}
+	return b.String()
+}
+
+// parseOptions applies the "@"-separated parts of a view name to s: each
+// must be a known option given at most once.
+func parseOptions(s *Spec, rel string, parts []string, opts []option, what string) error {
+	seen := make([]bool, len(opts))
+	for _, p := range parts {
+		key, val, hasVal := strings.Cut(p, "=")
+		i := slices.IndexFunc(opts, func(o option) bool { return o.key == key })
+		if i < 0 {
+			return fmt.Errorf("view %q: unknown operation %q; %s takes %s, in this order", rel, p, what, optionsHelp(opts))
+		}
+		if seen[i] {
+			return fmt.Errorf("view %q: %s given twice", rel, key)
+		}
+		seen[i] = true
+		if !opts[i].set(s, val, hasVal) {
+			return fmt.Errorf("view %q: %q: want %s", rel, p, opts[i].want)
+		}
+	}
+	return nil
+}
 
 func parseFrame(s *Spec, rel, dir, stem, ext string) error {
 	if err := imageFormat(s, rel, ext); err != nil {
@@ -191,102 +322,20 @@ func parseFrame(s *Spec, rel, dir, stem, ext string) error {
 		return fmt.Errorf("view %q: no frame name before the first @", rel)
 	}
 	s.Base = dir + "/" + parts[0] + ".png"
-	seen := map[string]bool{}
-	for i, p := range parts[1:] {
-		key, val, hasVal := strings.Cut(p, "=")
-		if seen[key] {
-			return fmt.Errorf("view %q: %s given twice", rel, key)
-		}
-		seen[key] = true
-		op := &s.Frame
-		switch key {
-		case "crop":
-			v, ok := ints(val, 4, 0, maxCoord)
-			if !ok || v[2] == 0 || v[3] == 0 {
-				return fmt.Errorf("view %q: %q: want crop=X,Y,W,H (frame pixels, W and H at least 1)", rel, p)
-			}
-			op.Crop = image.Rect(v[0], v[1], v[0]+v[2], v[1]+v[3])
-		case "zoom":
-			n, mode, _ := strings.Cut(val, ",")
-			z, ok := atoi(n, 1, maxZoomArg)
-			if !ok || (mode != "" && mode != "smooth" && mode != "nearest") {
-				return fmt.Errorf("view %q: %q: want zoom=N or zoom=N,smooth (N a whole factor from 2 to %d)", rel, p, maxZoomArg)
-			}
-			if z == 1 {
-				return fmt.Errorf("view %q: zoom=1 changes nothing: leave it out", rel)
-			}
-			op.Zoom, op.Smooth = z, mode == "smooth"
-		case "grid":
-			op.Grid = -1
-			if hasVal {
-				g, ok := atoi(val, 2, 4096)
-				if !ok {
-					return fmt.Errorf("view %q: %q: want grid or grid=N (a line every N frame pixels, 2 to 4096)", rel, p)
-				}
-				op.Grid = g
-			}
-		case "thennow":
-			if i != len(parts)-2 {
-				return fmt.Errorf("view %q: thennow must be the last operation (%s)", rel, frameOpsHelp)
-			}
-			op.ThenNow = true
-			if hasVal {
-				if val == "" {
-					return fmt.Errorf("view %q: thennow= with no question: write thennow or thennow=QUESTION", rel)
-				}
-				op.Question = val
-			}
-		default:
-			return fmt.Errorf("view %q: unknown operation %q; frame views take %s", rel, p, frameOpsHelp)
-		}
-	}
-	return nil
+	return parseOptions(s, rel, parts[1:], frameOptions, "a frame view")
 }
 
 func parseSheet(s *Spec, rel, stem, ext string) error {
 	if err := imageFormat(s, rel, ext); err != nil {
 		return err
 	}
-	const help = "episodes/ep_N/sheet[@steps=A..B][@cols=N][@tile=W].png"
-	parts := strings.Split(stem, "@")
-	seen := map[string]bool{}
-	for _, p := range parts[1:] {
-		key, val, _ := strings.Cut(p, "=")
-		if seen[key] {
-			return fmt.Errorf("view %q: %s given twice", rel, key)
-		}
-		seen[key] = true
-		switch key {
-		case "steps":
-			a, b, ok := span(val, 0, 1<<30)
-			if !ok {
-				return fmt.Errorf("view %q: %q: want steps=A..B (A <= B)", rel, p)
-			}
-			s.Sheet.Steps, s.Sheet.From, s.Sheet.To = true, int64(a), int64(b)
-		case "cols":
-			c, ok := atoi(val, 1, 64)
-			if !ok {
-				return fmt.Errorf("view %q: %q: want cols=N (1 to 64)", rel, p)
-			}
-			s.Sheet.Cols = c
-		case "tile":
-			w, ok := atoi(val, 32, 1024)
-			if !ok {
-				return fmt.Errorf("view %q: %q: want tile=W (tile width, 32 to 1024 pixels)", rel, p)
-			}
-			if w == DefaultTileW {
-				return fmt.Errorf("view %q: tile=%d is the default: leave it out", rel, w)
-			}
-			s.Sheet.TileW = w
-		default:
-			return fmt.Errorf("view %q: unknown option %q; a contact sheet is %s", rel, p, help)
-		}
-	}
-	return nil
+	return parseOptions(s, rel, strings.Split(stem, "@")[1:], sheetOptions, "a contact sheet (episodes/ep_N/sheet[@...].png)")
 }
 
+// mapHelp is the shape of a map's name.
+const mapHelp = "map/here|at=X,Z[@r=N][@y=A..B][@cell=PX][@north=+z].png|.jpg|.txt"
+
 func parseMap(s *Spec, rel, stem, ext string) error {
-	const help = "map/here|at=X,Z[@r=N][@y=A..B][@cell=PX].png|.jpg|.txt"
 	if ext == ".txt" {
 		s.Map.Text = true
 	} else if err := imageFormat(s, rel, ext); err != nil {
@@ -294,10 +343,10 @@ func parseMap(s *Spec, rel, stem, ext string) error {
 	}
 	parts := strings.Split(stem, "@")
 	m := &s.Map
-	switch key, val, _ := strings.Cut(parts[0], "="); key {
+	switch key, val, hasVal := strings.Cut(parts[0], "="); key {
 	case "here":
-		if val != "" || strings.Contains(parts[0], "=") {
-			return fmt.Errorf("view %q: %q: here takes no value; a map is %s", rel, parts[0], help)
+		if hasVal {
+			return fmt.Errorf("view %q: %q: here takes no value; a map is %s", rel, parts[0], mapHelp)
 		}
 		m.Here = true
 	case "at":
@@ -307,43 +356,10 @@ func parseMap(s *Spec, rel, stem, ext string) error {
 		}
 		m.X, m.Z = v[0], v[1]
 	default:
-		return fmt.Errorf("view %q: a map is %s", rel, help)
+		return fmt.Errorf("view %q: a map is %s", rel, mapHelp)
 	}
-	seen := map[string]bool{}
-	for _, p := range parts[1:] {
-		key, val, _ := strings.Cut(p, "=")
-		if seen[key] {
-			return fmt.Errorf("view %q: %s given twice", rel, key)
-		}
-		seen[key] = true
-		switch key {
-		case "r":
-			r, ok := atoi(val, 1, 4096)
-			if !ok {
-				return fmt.Errorf("view %q: %q: want r=N (radius in blocks)", rel, p)
-			}
-			if r == DefaultMapRadius {
-				return fmt.Errorf("view %q: r=%d is the default: leave it out", rel, r)
-			}
-			m.R = r
-		case "y":
-			a, b, ok := span(val, -maxCoord, maxCoord)
-			if !ok {
-				return fmt.Errorf("view %q: %q: want y=A..B (A <= B)", rel, p)
-			}
-			m.YBand, m.YMin, m.YMax = true, a, b
-		case "cell":
-			c, ok := atoi(val, 1, 64)
-			if !ok {
-				return fmt.Errorf("view %q: %q: want cell=PX (pixels per block, 1 to 64)", rel, p)
-			}
-			if c == DefaultMapCell {
-				return fmt.Errorf("view %q: cell=%d is the default: leave it out", rel, c)
-			}
-			m.Cell = c
-		default:
-			return fmt.Errorf("view %q: unknown option %q; a map is %s", rel, p, help)
-		}
+	if err := parseOptions(s, rel, parts[1:], mapOptions, "a map"); err != nil {
+		return err
 	}
 	if m.Text && m.Cell != 0 {
 		return fmt.Errorf("view %q: cell= sizes image maps; a .txt map has one character per block", rel)
@@ -410,6 +426,9 @@ func (s Spec) Canonical() string {
 		}
 		if m.Cell > 0 {
 			fmt.Fprintf(&b, "@cell=%d", m.Cell)
+		}
+		if m.NorthPlusZ {
+			b.WriteString("@north=+z")
 		}
 		if m.Text {
 			ext = ".txt"

@@ -23,13 +23,21 @@ Contact sheets, one labelled tile per frame (the observation, then frames/ by st
   episodes/ep_N/sheet.png  episodes/ep_N/sheet@steps=A..B@cols=N@tile=W.png
   q/<query>/sheet.png      the matches of a query
 
-Maps of grid.jsonl, top-down (x to the right, north up), coloured by cell kind:
-  map/here.png             around the current position (now/state.json)
+Maps of grid.jsonl, top-down, north up, x growing to the right; cells coloured by kind
+(walked, placed, opened, blocked, hazard, water, any other kind brown), episode positions
+(index rows) as dots, the centre outlined; a legend with counts, a scale bar, a north arrow:
+  map/here.png             around the current position (now/state.json, else the last index row)
   map/at=X,Z.png           around block X,Z
-  options, in this order: @r=N (radius in blocks, default 16)  @y=A..B (only cells
-  with A <= y <= B)  @cell=PX (pixels per block, default 8)
-  map/here.txt             the same as text, one character per block, with a legend
-  previous/life_N/map/...  an earlier life's grid
+  options, in this order:
+    @r=N       radius in blocks (default 16, at most 256): the map is 2N+1 blocks square
+    @y=A..B    only cells with A <= y <= B (default: all y)
+    @cell=PX   pixels per block (default 8; image maps only)
+    @north=+z  north is +z, z grows upwards (Luanti); the default is north -z (Minecraft)
+  map/here.txt             the same as text: one character per block (@ centre, * episode
+                           position, . walked, + placed, o opened, # blocked, ! hazard,
+                           ~ water, ? other), coordinates, counts, the episodes per position
+  previous/life_N/map/...  an earlier life's grid (here: its last index row)
+  e.g. map/at=-257,-139@r=8@y=-3..3@north=+z.png  map/here@r=24.txt
 
 Each view has one spelling (numbers without leading zeros, defaults left out, .jpg not
 .jpeg, options in the order above); another spelling is an error that shows it.

@@ -38,7 +38,7 @@ func DefaultLimits() Limits {
 		MaxTiles:         64,
 		MaxQuestion:      240,
 		MaxMapRadius:     256,
-		MaxGridBytes:     256 << 20,
+		MaxGridBytes:     64 << 20,
 		Workers:          max(2, runtime.NumCPU()),
 		RenderTimeout:    10 * time.Second,
 		FrameCacheBytes:  256 << 20,

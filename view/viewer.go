@@ -30,6 +30,7 @@ type Viewer struct {
 	fr    *frames
 	out   *lru[[]byte]
 	pool  *pool
+	maps  mapData
 }
 
 // New returns a Viewer of store with limits lim; Close releases it.
@@ -40,7 +41,8 @@ func New(store *episodes.Store, lim Limits) (*Viewer, error) {
 	}
 	v := &Viewer{store: store, root: root, lim: lim,
 		out:  newLRU(lim.RenderCacheBytes, func(b []byte) int64 { return int64(len(b)) + 64 }),
-		pool: newPool(lim.Workers, lim.RenderTimeout)}
+		pool: newPool(lim.Workers, lim.RenderTimeout),
+		maps: mapData{grids: map[string]*tail[gridCell]{}, index: map[string]*tail[posRow]{}}}
 	v.fr = newFrames(&v.lim, v.open)
 	return v, nil
 }
