@@ -109,7 +109,7 @@ func TestConcurrentReadersGOMAXPROCS1(t *testing.T) {
 		t.Skip("already GOMAXPROCS=1")
 	}
 	exe, _ := os.Executable()
-	c := exec.Command(exe, "-test.run=^(TestConcurrentReaders|TestLiveGrowth|TestMineTools)$", "-test.count=1", "-test.timeout=80s")
+	c := exec.Command(exe, "-test.run=^(TestConcurrentReaders|TestLiveGrowth|TestMineTools|TestQuery)$", "-test.count=1", "-test.timeout=80s")
 	c.Env = append(os.Environ(), "GOMAXPROCS=1", "MFM_FS_CONCURRENCY_EPISODES="+strconv.Itoa(concurrencyEpisodes()/2))
 	c.Dir, _ = os.Getwd() // the package directory (fixtures are relative to it), never the mount
 	done := make(chan struct{})

@@ -11,7 +11,8 @@ import (
 // extensions holds the query index and the view renderer the mount wires
 // in (q/, map/, views beside frames, episode sheets).
 type extensions struct {
-	m *mfs
+	m      *mfs
+	qcache *queryCache // q/ results; nil without a Querier
 }
 
 func (m *mfs) openExtensions(ctx context.Context) error {
@@ -63,8 +64,6 @@ func (m *mfs) lookupView(ctx context.Context, parent *gofs.Inode, rel, name stri
 	ch := parent.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(parent.StableAttr().Ino, name)})
 	return ch, fillEntry(ctx, ch, out)
 }
-
-func newQueryRoot(m *mfs) (gofs.InodeEmbedder, error) { return &vdir{m: m}, nil }
 
 // newMapDir serves map/: every name is a map view (not listed).
 func newMapDir(m *mfs) (gofs.InodeEmbedder, error) {

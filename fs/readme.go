@@ -140,6 +140,14 @@ func Readme(st Stats, o ReadmeOptions) []byte {
 			p("ls '%s/q/%s/'             # one link per matching episode\n", mnt, ex2)
 			p("```\n\n")
 		}
+		p("`q/<query>/` holds `results.jsonl` (the matching index rows, verbatim), `count`,")
+		if o.Views {
+			p(" `sheet.png`\n(a labelled contact sheet of the last %d matches' frames),", SheetMaxTiles)
+		}
+		p(" and one symlink per match to its\nepisode (`ep_000123 -> ../../episodes/ep_000123`; an earlier life's as\n")
+		p("`life_1.ep_000004 -> ../../previous/life_1/episodes/ep_000004`), so `cd` into a match works.\n")
+		p("Queries are not listed in `q/` (only `q/README.md`); results follow `index.jsonl` as it grows.\n")
+		p("A bad query fails with \"Invalid argument\": `cat %s/.errors` says why (see Errors).\n\n", mnt)
 		if o.QueryHelp != "" {
 			p("Query grammar:\n\n```\n%s\n```\n\n", strings.TrimRight(o.QueryHelp, "\n"))
 		}

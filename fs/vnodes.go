@@ -32,6 +32,7 @@ type vdir struct {
 	m      *mfs
 	lookup lookupFunc
 	list   listFunc
+	kind   string // access-log kind of opendir; "" means "list"
 }
 
 var (
@@ -82,7 +83,11 @@ func (d *vdir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 func (d *vdir) Opendir(ctx context.Context) syscall.Errno {
-	d.m.access.record(ctx, "/"+d.Path(nil), "list")
+	kind := d.kind
+	if kind == "" {
+		kind = "list"
+	}
+	d.m.access.record(ctx, "/"+d.Path(nil), kind)
 	return 0
 }
 
