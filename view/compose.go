@@ -108,11 +108,43 @@ func fitInto(dst *image.NRGBA, r image.Rectangle, src *image.NRGBA) {
 	fill(dst, r, colMissing)
 	t := image.Rect(x, y, x+w, y+h)
 	if w == sw && h == sh {
-		xdraw.Copy(dst, t.Min, src, src.Rect, xdraw.Src, nil)
-	} else if w >= sw {
-		xdraw.NearestNeighbor.Scale(dst, t, src, src.Rect, xdraw.Src, nil)
+		copyNRGBA(dst, t.Min, src)
+		return
+	}
+	// x/image/draw's fast paths write *image.RGBA: scale into one, then
+	// copy it in.
+	tmp := image.NewRGBA(image.Rect(0, 0, w, h))
+	if w >= sw {
+		xdraw.NearestNeighbor.Scale(tmp, tmp.Rect, src, src.Rect, xdraw.Src, nil)
 	} else {
-		xdraw.ApproxBiLinear.Scale(dst, t, src, src.Rect, xdraw.Src, nil)
+		xdraw.ApproxBiLinear.Scale(tmp, tmp.Rect, src, src.Rect, xdraw.Src, nil)
+	}
+	copyRGBA(dst, t.Min, tmp)
+}
+
+// copyNRGBA copies src into dst with src's top-left corner at at.
+func copyNRGBA(dst *image.NRGBA, at image.Point, src *image.NRGBA) {
+	r := image.Rectangle{at, at.Add(src.Rect.Size())}.Intersect(dst.Rect)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		so := src.PixOffset(src.Rect.Min.X+r.Min.X-at.X, src.Rect.Min.Y+y-at.Y)
+		copy(dst.Pix[dst.PixOffset(r.Min.X, y):dst.PixOffset(r.Min.X, y)+4*r.Dx()], src.Pix[so:so+4*r.Dx()])
+	}
+}
+
+// copyRGBA copies the premultiplied src into dst with src's top-left
+// corner at at, un-premultiplying where it is not opaque.
+func copyRGBA(dst *image.NRGBA, at image.Point, src *image.RGBA) {
+	r := image.Rectangle{at, at.Add(src.Rect.Size())}.Intersect(dst.Rect)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		so := src.PixOffset(src.Rect.Min.X+r.Min.X-at.X, src.Rect.Min.Y+y-at.Y)
+		s := src.Pix[so : so+4*r.Dx()]
+		d := dst.Pix[dst.PixOffset(r.Min.X, y) : dst.PixOffset(r.Min.X, y)+4*r.Dx()]
+		copy(d, s)
+		for i := 0; i < len(d); i += 4 {
+			if a := uint32(d[i+3]); a != 255 && a != 0 {
+				d[i], d[i+1], d[i+2] = uint8(uint32(d[i])*255/a), uint8(uint32(d[i+1])*255/a), uint8(uint32(d[i+2])*255/a)
+			}
+		}
 	}
 }
 
@@ -148,7 +180,7 @@ func RenderThenNow(then, now *image.NRGBA, thenLabel, nowLabel, question string,
 			fill(dst, r, colMissing)
 			drawText(dst, r.Min.X+(r.Dx()-textWidth(missing))/2, r.Min.Y+(r.Dy()-lineH)/2, missing, colText)
 		} else if img.Rect.Dx() == r.Dx() && img.Rect.Dy() == r.Dy() {
-			xdraw.Copy(dst, r.Min, img, img.Rect, xdraw.Src, nil)
+			copyNRGBA(dst, r.Min, img)
 		} else {
 			fitInto(dst, r, img)
 		}

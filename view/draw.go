@@ -73,14 +73,63 @@ func drawLabel(dst draw.Image, x, y int, s string, fg color.Color) image.Rectang
 	return r
 }
 
-// fill paints r with c (no blending).
+// fill paints r with c (no blending). image/draw has no fast path for an
+// NRGBA destination, so NRGBA is filled here a row at a time.
 func fill(dst draw.Image, r image.Rectangle, c color.Color) {
-	draw.Draw(dst, r, image.NewUniform(c), image.Point{}, draw.Src)
+	m, ok := dst.(*image.NRGBA)
+	if !ok {
+		draw.Draw(dst, r, image.NewUniform(c), image.Point{}, draw.Src)
+		return
+	}
+	r = r.Intersect(m.Rect)
+	if r.Empty() {
+		return
+	}
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	px := [4]uint8{n.R, n.G, n.B, n.A}
+	first := m.Pix[m.PixOffset(r.Min.X, r.Min.Y) : m.PixOffset(r.Max.X-1, r.Min.Y)+4]
+	for i := 0; i < len(first); i += 4 {
+		copy(first[i:i+4], px[:])
+	}
+	for y := r.Min.Y + 1; y < r.Max.Y; y++ {
+		copy(m.Pix[m.PixOffset(r.Min.X, y):], first)
+	}
 }
 
-// blend paints r with c over what is there.
+// blend paints r with c over what is there (Porter-Duff over, in
+// non-premultiplied colour, done here for NRGBA as for fill).
 func blend(dst draw.Image, r image.Rectangle, c color.Color) {
-	draw.Draw(dst, r, image.NewUniform(c), image.Point{}, draw.Over)
+	m, ok := dst.(*image.NRGBA)
+	if !ok {
+		draw.Draw(dst, r, image.NewUniform(c), image.Point{}, draw.Over)
+		return
+	}
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	if n.A == 255 {
+		fill(dst, r, n)
+		return
+	}
+	r = r.Intersect(m.Rect)
+	sa := uint32(n.A)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		row := m.Pix[m.PixOffset(r.Min.X, y) : m.PixOffset(r.Min.X, y)+4*r.Dx()]
+		for i := 0; i < len(row); i += 4 {
+			da := uint32(row[i+3])
+			if da == 255 { // the common case: an opaque canvas
+				row[i] = uint8((uint32(n.R)*sa + uint32(row[i])*(255-sa) + 127) / 255)
+				row[i+1] = uint8((uint32(n.G)*sa + uint32(row[i+1])*(255-sa) + 127) / 255)
+				row[i+2] = uint8((uint32(n.B)*sa + uint32(row[i+2])*(255-sa) + 127) / 255)
+				continue
+			}
+			// out alpha (x255): sa*255 + da*(255-sa), colours weighted alike.
+			oa := sa*255 + da*(255-sa)
+			if oa == 0 {
+				continue
+			}
+			mix := func(sc, dc uint8) uint8 { return uint8((uint32(sc)*sa*255 + uint32(dc)*da*(255-sa) + oa/2) / oa) }
+			row[i], row[i+1], row[i+2], row[i+3] = mix(n.R, row[i]), mix(n.G, row[i+1]), mix(n.B, row[i+2]), uint8((oa+127)/255)
+		}
+	}
 }
 
 // wrapText splits s into lines of at most w pixels, at spaces when it can.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/draw"
 	"image/jpeg"
 	"image/png"
@@ -197,6 +198,21 @@ func toNRGBA(img image.Image) *image.NRGBA {
 	}
 	b := img.Bounds()
 	m := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	if p, ok := img.(*image.Paletted); ok && len(p.Palette) > 0 { // most frames: image/draw has no fast path to NRGBA
+		var lut [256][4]uint8
+		for i := range lut {
+			c := color.NRGBAModel.Convert(p.Palette[min(i, len(p.Palette)-1)]).(color.NRGBA)
+			lut[i] = [4]uint8{c.R, c.G, c.B, c.A}
+		}
+		for y := 0; y < b.Dy(); y++ {
+			src := p.Pix[p.PixOffset(b.Min.X, b.Min.Y+y):][:b.Dx()]
+			dst := m.Pix[y*m.Stride:][:4*b.Dx()]
+			for x, ci := range src {
+				copy(dst[4*x:4*x+4], lut[ci][:])
+			}
+		}
+		return m
+	}
 	draw.Draw(m, m.Rect, img, b.Min, draw.Src)
 	return m
 }

@@ -3,6 +3,7 @@ package view
 import (
 	"image"
 	"image/color"
+	"image/draw"
 	"testing"
 )
 
@@ -253,5 +254,38 @@ func TestThenNowPixels(t *testing.T) {
 	}
 	if got := img.NRGBAAt(150, 50); got != colMissing {
 		t.Errorf("missing now panel: %v", got)
+	}
+}
+
+// TestFastPathsMatchImageDraw: the NRGBA fill, blend and palette
+// conversion give image/draw's pixels (within rounding).
+func TestFastPathsMatchImageDraw(t *testing.T) {
+	pal := color.Palette{red, color.NRGBA{10, 20, 30, 128}, blue}
+	p := image.NewPaletted(image.Rect(3, 2, 9, 6), pal)
+	for i := range p.Pix {
+		p.Pix[i] = uint8(i % 3)
+	}
+	got := toNRGBA(p)
+	want := image.NewNRGBA(image.Rect(0, 0, 6, 4))
+	draw.Draw(want, want.Rect, p, p.Rect.Min, draw.Src)
+	if d := pixelDiff(got, want); d != "" {
+		t.Errorf("paletted to NRGBA: %s", d)
+	}
+	for _, base := range []color.NRGBA{black, {200, 100, 50, 255}, {200, 100, 50, 90}} {
+		a, b := solid(5, 5, base), solid(5, 5, base)
+		blend(a, image.Rect(1, 1, 4, 4), colGrid)
+		draw.Draw(b, image.Rect(1, 1, 4, 4), image.NewUniform(colGrid), image.Point{}, draw.Over)
+		for y := 0; y < 5; y++ {
+			for x := 0; x < 5; x++ {
+				if ga, gb := a.NRGBAAt(x, y), b.NRGBAAt(x, y); !near(ga, gb) {
+					t.Errorf("blend over %v at %d,%d: %v, image/draw %v", base, x, y, ga, gb)
+				}
+			}
+		}
+	}
+	a := solid(7, 3, black)
+	fill(a, image.Rect(2, -1, 9, 2), green)
+	if a.NRGBAAt(1, 0) != black || a.NRGBAAt(2, 0) != green || a.NRGBAAt(6, 1) != green || a.NRGBAAt(6, 2) != black {
+		t.Errorf("fill clipped wrong")
 	}
 }
