@@ -55,7 +55,7 @@ p50 5 $MONTAGE "${FRAMES[@]}" -tile 4x4 -geometry 240x180+2+2 -background '#1010
 echo "== through the mount (mfmd mount, open+read+close from Python)"
 go build -o "$TMP/mfmd" ./cmd/mfmd
 mkdir -p "$MNT"
-"$TMP/mfmd" mount --store "$STORE" --read-only "$MNT" 2>"$TMP/mount.log" &
+"$TMP/mfmd" mount --store "$STORE" --read-only --no-access-log "$MNT" 2>"$TMP/mount.log" &
 PID=$!
 for _ in $(seq 100); do [ -e "$MNT/README.md" ] && break; sleep 0.1; done
 [ -e "$MNT/README.md" ] || { cat "$TMP/mount.log"; exit 1; }
