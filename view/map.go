@@ -451,6 +451,14 @@ func (m *mapModel) text() []byte {
 	}
 	fmt.Fprintf(&b, "%dx%d blocks; x grows to the right: column c (from 0, inside the |...| border) is x=%d+c; %s: row r is z=%d%sr\n",
 		m.n, m.n, m.colX(0), dir, m.rowZ(0), map[bool]string{false: "+", true: "-"}[m.northPlusZ])
+	centre := "nothing recorded"
+	if i := m.index(m.cx, m.cz); i >= 0 && m.kinds[i] != noKind {
+		centre = kindOf(m.kinds[i]).name
+		if o, ok := m.others[i]; ok {
+			centre = o
+		}
+	}
+	fmt.Fprintf(&b, "the @ is x=%d z=%d: %s\n", m.cx, m.cz, centre)
 	zw := 0
 	for j := 0; j < m.n; j++ {
 		zw = max(zw, len(strconv.Itoa(m.rowZ(j))))
