@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,44 @@ func FuzzParse(f *testing.F) {
 		}
 		if s2 != ls {
 			t.Fatalf("round trip of %q via %q:\n got %+v\nwant %+v", rel, c, s2, ls)
+		}
+	})
+}
+
+// FuzzMapRows: any grid.jsonl / index.jsonl content parses row by row
+// without panicking and lays out and renders (text and image) within its
+// bounds. Seeds are in testdata/fuzz/FuzzMapRows/.
+func FuzzMapRows(f *testing.F) {
+	f.Add([]byte(handGrid+handIndex), uint8(0))
+	f.Add([]byte(`{"cell": [1e300, -1e300, 5], "kind": "walked"}`+"\n"+`{"id": "x", "x": -0.0, "z": 1e9}`), uint8(3))
+	lim := DefaultLimits()
+	f.Fuzz(func(t *testing.T, data []byte, flags uint8) {
+		var cells []gridCell
+		var pos []posRow
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if c, ok := parseGridCell(l); ok {
+				cells = append(cells, c)
+			}
+			if p, ok := parsePosRow(l); ok {
+				pos = append(pos, p)
+			}
+		}
+		o := MapOps{X: int(flags%7) - 3, Z: int(flags/7%5) - 2, NorthPlusZ: flags&0x40 != 0}
+		if flags&0x80 != 0 {
+			o.YBand, o.YMin, o.YMax = true, -1, 1
+		}
+		r := 1 + int(flags%4)
+		m := newMapModel(o, r, o.X, o.Z, "fuzz", cells, pos)
+		txt := m.text()
+		if got := bytes.Count(txt, []byte("\n")); got < 2*r+1 {
+			t.Fatalf("text map has %d lines for r=%d", got, r)
+		}
+		img, err := m.image(2, &lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img.Rect.Dx() > lim.MaxOutSide || img.Rect.Dy() > lim.MaxOutSide {
+			t.Fatalf("image %v", img.Rect)
 		}
 	})
 }

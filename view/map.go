@@ -278,19 +278,31 @@ func (v *Viewer) buildMap(s Spec) (*mapModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mapModel{r: r, n: 2*r + 1, northPlusZ: o.NorthPlusZ, cx: o.X, cz: o.Z,
+	cx, cz, where := o.X, o.Z, fmt.Sprintf("x=%d z=%d", o.X, o.Z)
+	if o.Here {
+		if where, cx, cz, err = v.herePos(s, pos); err != nil {
+			return nil, err
+		}
+	}
+	m := newMapModel(o, r, cx, cz, where, cells, pos)
+	north := "-z"
+	if o.NorthPlusZ {
+		north = "+z"
+	}
+	m.title = fmt.Sprintf("map %s  r=%d  %s  north=%s", m.where, r, m.band, north)
+	if s.Life != "" {
+		m.title = strings.TrimSuffix(s.Life, "/") + " " + m.title
+	}
+	return m, nil
+}
+
+// newMapModel lays out the cells and episode positions of a map of radius
+// r around cx,cz.
+func newMapModel(o MapOps, r, cx, cz int, where string, cells []gridCell, pos []posRow) *mapModel {
+	m := &mapModel{r: r, n: 2*r + 1, northPlusZ: o.NorthPlusZ, cx: cx, cz: cz, where: where,
 		others: map[int]string{}, eps: map[int][]string{}, counts: map[string]int{}, band: "all y"}
 	if o.YBand {
 		m.band = fmt.Sprintf("y %d..%d", o.YMin, o.YMax)
-	}
-	if o.Here {
-		where, x, z, err := v.herePos(s, pos)
-		if err != nil {
-			return nil, err
-		}
-		m.cx, m.cz, m.where = x, z, where
-	} else {
-		m.where = fmt.Sprintf("x=%d z=%d", o.X, o.Z)
 	}
 	inBand := func(y int) bool { return !o.YBand || (o.YMin <= y && y <= o.YMax) }
 	m.kinds = make([]uint8, m.n*m.n)
@@ -337,22 +349,15 @@ func (v *Viewer) buildMap(s Spec) (*mapModel, error) {
 		}
 		m.eps[i] = append(m.eps[i], p.id)
 	}
-	north := "-z"
-	if o.NorthPlusZ {
-		north = "+z"
-	}
-	m.title = fmt.Sprintf("map %s  r=%d  %s  north=%s", m.where, r, m.band, north)
-	if s.Life != "" {
-		m.title = strings.TrimSuffix(s.Life, "/") + " " + m.title
-	}
-	return m, nil
+	return m
 }
 
 // herePos is the current position: now/state.json for the current life,
 // else the last index row with a position.
 func (v *Viewer) herePos(s Spec, pos []posRow) (string, int, int, error) {
 	if s.Life == "" {
-		if st, ok := v.readState(episodes.NowDir + "/state.json"); ok && st.Pos != nil {
+		if st, ok := v.readState(episodes.NowDir + "/state.json"); ok && st.Pos != nil &&
+			math.Abs(st.Pos.X) <= maxCoord*32 && math.Abs(st.Pos.Z) <= maxCoord*32 {
 			where := fmt.Sprintf("here (now/state.json%s: %s)", stepText(st.Step), xyzText(st.Pos.X, st.Pos.Y, st.Pos.Z))
 			return where, int(math.Floor(st.Pos.X)), int(math.Floor(st.Pos.Z)), nil
 		}
