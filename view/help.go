@@ -39,6 +39,7 @@ Maps of grid.jsonl, top-down, north up, x growing to the right; cells coloured b
   previous/life_N/map/...  an earlier life's grid (here: its last index row)
   e.g. map/at=-257,-139@r=8@y=-3..3@north=+z.png  map/here@r=24.txt
 
-Each view has one spelling (numbers without leading zeros, defaults left out, .jpg not
-.jpeg, options in the order above); another spelling is an error that shows it.
+Each view has one spelling (plain decimal numbers: no leading zeros, no + sign, 0 not -0;
+defaults left out; .jpg not .jpeg, lower case; options in the order above, each at most
+once); another spelling is an error that shows the one to use.
 `
