@@ -270,3 +270,45 @@ func colorString(c color.Color) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestMapConcurrent renders maps from several goroutines while the grid
+// grows (run with -race): every render sees a consistent prefix of rows.
+func TestMapConcurrent(t *testing.T) {
+	v, dir := handViewer(t)
+	ctx := context.Background()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, _ := os.OpenFile(filepath.Join(dir, "grid.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+		defer f.Close()
+		for i := 0; i < 200; i++ {
+			f.WriteString(`{"cell": [` + strconv.Itoa(i%5-2) + `, 0, 2], "kind": "placed", "step": 100}` + "\n")
+		}
+	}()
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 20; i++ {
+				name := "map/at=" + strconv.Itoa(g) + ",0@r=" + strconv.Itoa(1+i%4) + ".txt"
+				if i%2 == 1 {
+					name = strings.TrimSuffix(name, ".txt") + "@cell=2.png"
+				}
+				if _, _, err := v.View(ctx, name); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	<-done
+	b, _, err := v.View(ctx, "map/at=0,0@r=2.txt")
+	if err != nil || !strings.Contains(string(b), "z=2  |++!++|") {
+		t.Errorf("after the writes: %v\n%s", err, b)
+	}
+}
