@@ -1,12 +1,16 @@
 #!/bin/bash
 # Views side by side with ImageMagick, in process and through the mount.
 # Usage: bench/view.sh  (from the repository root; needs ImageMagick's convert
-# and montage in /usr/bin — apt-get install -y imagemagick — and root for the mount).
+# and montage in /usr/bin — installed from Debian's imagemagick package when run
+# as root and missing — and root for the mount).
 # Prints the figures recorded in bench/view.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STORE=$PWD/examples/runs/luanti-forest/store
 CONVERT=/usr/bin/convert MONTAGE=/usr/bin/montage
+if { [ ! -x $CONVERT ] || [ ! -x $MONTAGE ]; } && [ "$(id -u)" = 0 ]; then
+	apt-get install -y imagemagick >/dev/null || { apt-get update >/dev/null && apt-get install -y imagemagick >/dev/null; }
+fi
 for b in $CONVERT $MONTAGE; do
 	[ -x $b ] || { echo "bench/view.sh: $b missing: apt-get install -y imagemagick" >&2; exit 1; }
 done
