@@ -17,6 +17,20 @@ import (
 // kernel's entries (from its own goroutine, never inside a handler).
 const immutableTTL = 30 * time.Second
 
+// dirAttrTTL is the attribute timeout of directories whose attributes
+// change rarely and harmlessly: the root (virtual, static), episodes/ and
+// previous/ themselves (mtime and link count move as episodes arrive;
+// listings and lookups of new names are never cached, so new episodes
+// show at once). Without it every path walk through them costs a
+// GETATTR (the mount uses default_permissions), several per entry of an
+// `ls -l`.
+const dirAttrTTL = time.Second
+
+// rootEntryTTL is the entry timeout of the names at the root and of
+// previous/life_N: they are fixed for the mount's life (or, for a life,
+// once it exists), so path walks need not look them up again.
+const rootEntryTTL = immutableTTL
+
 // roNode is a read-only pass-through onto a store directory (episodes/,
 // previous/, or mine/ under --read-only). It embeds go-fuse's LoopbackNode
 // for lookups, listing, reads and attributes and answers every mutating

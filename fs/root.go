@@ -59,7 +59,7 @@ func (m *mfs) buildRoot() (*vdir, error) {
 		}
 		m.rootOps[e.name] = ops
 	}
-	root := &vdir{m: m}
+	root := &vdir{m: m, attrTTL: dirAttrTTL, entryTTL: rootEntryTTL}
 	root.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		// Children were added in OnAdd; the bridge finds them by name.
 		return nil, 0, syscall.ENOENT
@@ -120,6 +120,7 @@ func newEpisodesDir(m *mfs) (gofs.InodeEmbedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.ttl = dirAttrTTL
 	m.episodes = n
 	return n, nil
 }
@@ -148,7 +149,7 @@ type lifeTrees struct {
 
 func newPreviousDir(m *mfs) (gofs.InodeEmbedder, error) {
 	lt := m.lives
-	d := &vdir{m: m}
+	d := &vdir{m: m, attrTTL: dirAttrTTL, entryTTL: rootEntryTTL}
 	d.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		n, ok := episodes.ParseLifeName(name)
 		if !ok {

@@ -33,6 +33,11 @@ type vdir struct {
 	lookup lookupFunc
 	list   listFunc
 	kind   string // access-log kind of opendir; "" means "list"
+	// attrTTL is how long the kernel may cache this directory's own
+	// attributes (0: ask every time). entryTTL, when set, is the entry
+	// timeout of the names it resolves (their attribute timeout stays
+	// what each child reports).
+	attrTTL, entryTTL time.Duration
 }
 
 var (
@@ -51,7 +56,11 @@ func (d *vdir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		return nil, errno
 	}
 	ch := d.NewInode(ctx, ops, gofs.StableAttr{Mode: mode, Ino: virtualIno(d.StableAttr().Ino, name)})
-	return ch, fillEntry(ctx, ch, out)
+	errno = fillEntry(ctx, ch, out)
+	if d.entryTTL > 0 {
+		out.SetEntryTimeout(d.entryTTL)
+	}
+	return ch, errno
 }
 
 // fillEntry copies the attributes of ch into out (entry and attr TTL 0:
@@ -94,6 +103,7 @@ func (d *vdir) Opendir(ctx context.Context) syscall.Errno {
 func (d *vdir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	d.m.virtualAttr(&out.Attr, fuse.S_IFDIR|0o555, 0)
 	out.Attr.Nlink = 2
+	out.SetTimeout(d.attrTTL)
 	return 0
 }
 
@@ -265,5 +275,3 @@ func storeOwner(root string) (uint32, uint32) {
 	}
 	return 0, 0
 }
-
-var _ = time.Second
