@@ -237,8 +237,14 @@ func detach(mnt string) error {
 // on. A stale FUSE mount (stat fails with ENOTCONN: its daemon died) is
 // detached first; a live mount is an error.
 func PrepareMountpoint(mnt string) error {
+	// statfs always reaches a FUSE daemon; stat may be answered from the
+	// kernel's attribute cache for a second after the daemon died.
+	var sfs syscall.Statfs_t
 	var st syscall.Stat_t
-	err := syscall.Stat(mnt, &st)
+	err := syscall.Statfs(mnt, &sfs)
+	if err == nil {
+		err = syscall.Stat(mnt, &st)
+	}
 	if errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ECONNABORTED) {
 		slog.Warn("mountpoint: clearing stale mount (transport endpoint is not connected)", slog.String("mountpoint", mnt))
 		if derr := detach(mnt); derr != nil {
