@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand"
+	"strings"
 )
 
 // Agent is a scripted player: it scans, walks to trees and fells them,
@@ -18,6 +19,7 @@ type Agent struct {
 	Log *slog.Logger
 
 	visited []Vec
+	tried   map[[3]int]int // collect_drops attempts per item cell
 }
 
 // Play runs until ctx ends or n episodes are recorded (n <= 0: no limit).
@@ -35,8 +37,10 @@ func (a *Agent) Play(ctx context.Context, n int) error {
 		round++
 		var err error
 		switch {
-		case c.Cur.HP > 0 && c.Cur.HP < 15:
+		case c.Cur.HP > 0 && c.Cur.HP <= 15:
 			err = a.eat()
+		case a.dropsNearby():
+			err = a.collect()
 		case round%9 == 4:
 			err = a.holeAndClimb()
 		case round%9 == 7:
@@ -97,42 +101,87 @@ func (a *Agent) fellTree() error {
 		return nil
 	}
 	// Stand next to the trunk on the side we come from.
-	dx, dz := c.Cur.Pos.X-t.X, c.Cur.Pos.Z-t.Z
+	cx, cz := t.Base.X, t.Base.Z
+	dx, dz := c.Cur.Pos.X-cx, c.Cur.Pos.Z-cz
 	l := math.Hypot(dx, dz)
 	if l < 0.1 {
 		dx, dz, l = 1, 0, 1
 	}
-	if _, err := c.GoTo(t.X+dx/l*1.6, t.Z+dz/l*1.6, 0.6); err != nil {
+	if _, err := c.GoTo(cx+dx/l*1.5, cz+dz/l*1.5, 0.6); err != nil {
 		return err
 	}
 	a.remember()
 	if err := c.Wield("default:axe_stone"); err != nil {
 		return err
 	}
-	// Find the lowest trunk block at or above the feet level.
-	base := int(math.Round(c.Cur.Pos.Y))
-	for dy := 0; dy < 4; dy++ {
-		r, err := c.LookAt(int(t.X), base+dy, int(t.Z))
-		if err != nil {
-			return err
-		}
-		if !r.OK {
-			p := c.Cur.PointedAt()
-			if p == nil || p.Node != "default:tree" {
-				continue
-			}
-		}
-		if p := c.Cur.PointedAt(); p == nil || p.Node == "default:leaves" || p.Node == "default:dirt_with_grass" {
-			if _, err := c.MineAhead(); err != nil { // leaves in the way
+	// Fell the column bottom up from the feet (the lowest trunk block is
+	// usually sunk in the ground) as far as the axe reaches (4 blocks
+	// above the feet); leaves, plants and other trunks in the way are cut
+	// first.
+	x, z := int(cx), int(cz)
+	feet := int(math.Floor(c.Cur.Pos.Y + 0.5))
+	bottom := max(int(t.Base.Y), feet)
+	top := min(int(t.Base.Y)+t.Height-1, feet+4)
+	felled := 0
+	for y := bottom; y <= top; y++ {
+		for try := 0; try < 3; try++ {
+			r, err := c.LookAt(x, y, z)
+			if err != nil {
 				return err
 			}
-			continue
+			p := c.Cur.PointedAt()
+			if p == nil || (!r.OK && !p.Soft && !strings.HasSuffix(p.Node, "tree")) {
+				break // nothing, or something hard in the way: give up on this block
+			}
+			res, err := c.MineAhead()
+			if err != nil {
+				return err
+			}
+			if r.OK && res.OK {
+				felled++
+				break
+			}
 		}
-		if _, err := c.MineAhead(); err != nil {
+	}
+	if felled == 0 {
+		return nil
+	}
+	// A tree felled to the top drops its leaves' saplings and apples
+	// within seconds (leaf decay, where no other trunk is near): wait;
+	// the main loop picks them up.
+	if top-bottom+1 == felled && top == int(t.Base.Y)+t.Height-1 {
+		if _, err := c.Watch(80); err != nil {
 			return err
 		}
 	}
-	_, err := c.CollectDrops()
+	return nil
+}
+
+// dropsNearby reports a dropped item within 8 blocks that the agent has
+// not already failed to pick up twice.
+func (a *Agent) dropsNearby() bool {
+	for _, it := range a.C.Cur.Items {
+		if a.tried[itemCell(it)] < 2 {
+			return true
+		}
+	}
+	return false
+}
+
+func itemCell(it Item) [3]int {
+	return [3]int{int(math.Floor(it.Pos.X)), int(math.Floor(it.Pos.Y)), int(math.Floor(it.Pos.Z))}
+}
+
+func (a *Agent) collect() error {
+	if a.tried == nil {
+		a.tried = map[[3]int]int{}
+	}
+	skip := func(it Item) bool { return a.tried[itemCell(it)] >= 2 }
+	it, _ := nearestItem(a.C.Cur, skip)
+	r, err := a.C.CollectDrops(skip)
+	if err == nil && !r.OK {
+		a.tried[itemCell(it)]++
+	}
 	return err
 }
 
@@ -166,22 +215,40 @@ func (a *Agent) holeAndClimb() error {
 	return nil
 }
 
-// towerJump builds a dirt tower and walks off it.
+// towerJump builds a dirt tower high enough to hurt (Luanti deals fall
+// damage from about 10 blocks) and walks off it.
 func (a *Agent) towerJump() error {
 	c := a.C
-	if err := c.Wield("default:dirt"); err != nil {
-		return err
+	if c.Cur.HP <= 12 {
+		return nil // too weak to risk the fall
 	}
-	if c.Cur.Inventory["default:dirt"] < 8 {
+	if c.Cur.Inventory["default:dirt"] < 14 {
 		if err := c.Wield("default:shovel_stone"); err != nil {
 			return err
 		}
-		if _, err := c.DigDown(2); err != nil {
+		_, err := c.DigDown(2)
+		return err
+	}
+	// Open sky is needed: go back to the last place under open sky, or
+	// walk away from the canopy.
+	if o := c.OpenSky; c.Cur.Headroom < 15 && o != nil && math.Hypot(o.X-c.Cur.Pos.X, o.Z-c.Cur.Pos.Z) < 40 {
+		if _, err := c.GoTo(o.X, o.Z, 0.5); err != nil {
 			return err
 		}
+	}
+	for try := 0; try < 4 && c.Cur.Headroom < 15; try++ {
+		ang := a.Rng.Float64() * 2 * math.Pi
+		if _, err := c.GoTo(c.Cur.Pos.X+8*math.Cos(ang), c.Cur.Pos.Z+8*math.Sin(ang), 1.0); err != nil {
+			return err
+		}
+	}
+	if c.Cur.Headroom < 15 {
 		return nil
 	}
-	if _, err := c.PillarUp(7); err != nil {
+	if err := c.Wield("default:dirt"); err != nil {
+		return err
+	}
+	if _, err := c.PillarUp(13); err != nil {
 		return err
 	}
 	if _, err := c.LookAbs(c.Cur.Yaw, 20); err != nil {

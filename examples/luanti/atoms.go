@@ -3,6 +3,7 @@ package luanti
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/jezek/xgb/xproto"
@@ -240,42 +241,42 @@ func (c *Controller) DigDown(n int) (Result, error) {
 	})
 }
 
-// PillarUp looks down and jumps, placing the wielded block under the feet
-// at the top of each jump, n times.
+// PillarUp looks straight down and holds jump and place together: the
+// game repeats the placement every 0.25 s while the button is held and
+// refuses it while the new block would overlap the player, so a block
+// lands under the feet near the top of each jump. It stops once n blocks
+// are placed and the player has landed on them.
 func (c *Controller) PillarUp(n int) (Result, error) {
 	placed := 0
-	base := c.Cur.Pos.Y
-	phase, jumped := 0, 0
-	return c.Run(harness.Call{Kind: "pillar_up", Args: args("n", n)}, 25*n+20, func(i int, s Raw, _ []Event) (Input, bool, Result) {
+	y0 := c.Cur.Pos.Y
+	top, topAt := y0, 0
+	budget := 16*n + 30
+	return c.Run(harness.Call{Kind: "pillar_up", Args: args("n", n), Budget: int64(budget)}, budget, func(i int, s Raw, _ []Event) (Input, bool, Result) {
 		for _, e := range s.Events {
 			if e.Type == "place" {
 				placed++
-				base = math.Floor(s.Pos.Y + 0.5)
-				phase = 0
 			}
 		}
 		if placed >= n && math.Abs(s.Vel.Y) < 0.1 {
-			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("placed %d blocks, standing at y %.1f", placed, s.Pos.Y)}
+			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("placed %d blocks, %.1f up", placed, s.Pos.Y-y0)}
 		}
-		if i >= 25*n+20 {
-			return Input{}, true, Result{Note: fmt.Sprintf("placed %d of %d blocks", placed, n)}
+		if i >= budget {
+			return Input{}, true, Result{Note: fmt.Sprintf("placed %d of %d blocks, %.1f up", placed, n, s.Pos.Y-y0)}
+		}
+		if s.Pos.Y > top+0.3 {
+			top, topAt = s.Pos.Y, i
+		}
+		if i-topAt > 25 && math.Abs(s.Vel.Y) < 0.1 {
+			what := "the head hits something"
+			if s.Headroom < 1 {
+				what = "no headroom"
+			}
+			return Input{}, true, Result{Note: fmt.Sprintf("stopped rising after %d of %d blocks, %.1f up: %s", placed, n, s.Pos.Y-y0, what)}
 		}
 		dx, dy, _, ep := c.turn(s, s.Yaw, 89)
-		in := Input{DX: dx / 4, DY: dy}
-		if ep > 10 || placed >= n {
-			return in, false, Result{}
-		}
-		switch {
-		case phase == 0 && math.Abs(s.Vel.Y) < 0.1:
-			in.Jump, phase, jumped = true, 1, i
-		case phase == 1 && s.Pos.Y > base+0.85:
-			in.Place, phase = true, 2
-		case phase == 1 && i-jumped > 6:
-			phase = 0 // landed without reaching the height: jump again
-		case phase == 2:
-			phase = 3
-		case phase == 3 && math.Abs(s.Vel.Y) < 0.1:
-			phase = 0 // landed without a placement: try again
+		in := Input{DX: dx / 4, DY: dy, Frame: i == 2*n}
+		if ep < 10 && placed < n {
+			in.Jump, in.Place = true, true
 		}
 		return in, false, Result{}
 	})
@@ -337,9 +338,9 @@ func (c *Controller) ScanAround() (Result, error) {
 			fr = true
 			q++
 			if q > 4 {
-				note := "no tree within 12 blocks"
+				note := "no tree within 20 blocks"
 				if t, ok := s.NearestTree(); ok {
-					note = fmt.Sprintf("nearest tree at %v,%v,%v", t.X, t.Y, t.Z)
+					note = fmt.Sprintf("nearest tree: %s at %v,%v,%v, %d high", shortName(t.Node), t.Base.X, t.Base.Y, t.Base.Z, t.Height)
 				}
 				return Input{}, true, Result{OK: true, Note: note}
 			}
@@ -364,8 +365,10 @@ func (c *Controller) Jump() (Result, error) {
 	})
 }
 
-// CollectDrops walks over the nearest dropped item until it is picked up.
-func (c *Controller) CollectDrops() (Result, error) {
+// CollectDrops walks over the nearest dropped item (the state mod picks
+// items up within 1.2 blocks, Minecraft-like) until the inventory grows.
+// Items for which skip reports true (nil: none) are left alone.
+func (c *Controller) CollectDrops(skip func(Item) bool) (Result, error) {
 	total := func(s Raw) float64 {
 		t := 0.0
 		for _, v := range s.Inventory {
@@ -374,24 +377,57 @@ func (c *Controller) CollectDrops() (Result, error) {
 		return t
 	}
 	t0 := total(c.Cur)
-	return c.Run(harness.Call{Kind: "collect_drops"}, 60, func(i int, s Raw, _ []Event) (Input, bool, Result) {
-		if total(s) > t0 {
-			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("picked up %g item(s)", total(s)-t0)}
+	what := "nothing"
+	if it, ok := nearestItem(c.Cur, skip); ok {
+		what = shortName(strings.Fields(it.Item + " ")[0])
+	}
+	best, bestAt := math.Inf(1), 0
+	return c.Run(harness.Call{Kind: "collect_drops", Args: args("item", what)}, 100, func(i int, s Raw, _ []Event) (Input, bool, Result) {
+		if got := total(s) - t0; got > 0 {
+			// Items dropped together are picked up within a few ticks.
+			if _, more := nearestItem(s, skip); !more || i > 60 {
+				return Input{}, true, Result{OK: true, Note: fmt.Sprintf("picked up %g item(s)", got)}
+			}
 		}
-		if len(s.Items) == 0 {
+		it, ok := nearestItem(s, skip)
+		if !ok {
 			if i == 0 {
 				return Input{}, true, Result{Note: "no drops within 8 blocks"}
 			}
 			return Input{}, true, Result{Note: "the drops vanished"}
 		}
-		if i >= 60 {
+		if i >= 100 {
 			return Input{}, true, Result{Note: "could not reach the drops"}
 		}
-		p := s.Items[0].Pos
+		p := it.Pos
+		d := math.Hypot(p.X-s.Pos.X, p.Z-s.Pos.Z)
+		if d < best-0.2 {
+			best, bestAt = d, i
+		}
+		if i-bestAt > 30 {
+			return Input{}, true, Result{Note: fmt.Sprintf("blocked %.1f blocks from the drops", d)}
+		}
 		yaw := normYaw(math.Atan2(-(p.X-s.Pos.X), p.Z-s.Pos.Z) * 180 / math.Pi)
 		dx, dy, ey, _ := c.turn(s, yaw, 30)
-		return Input{DX: dx, DY: dy, Forward: math.Abs(ey) < 40}, false, Result{}
+		in := Input{DX: dx, DY: dy, Forward: math.Abs(ey) < 40 && d > 0.3, Frame: i == 8}
+		in.Jump = in.Forward && i > 3 && math.Hypot(s.Vel.X, s.Vel.Z) < 0.5 && p.Y > s.Pos.Y+0.6
+		return in, false, Result{}
 	})
+}
+
+// nearestItem is the dropped item nearest to the player.
+func nearestItem(s Raw, skip func(Item) bool) (Item, bool) {
+	var best Item
+	bd := math.Inf(1)
+	for _, it := range s.Items {
+		if skip != nil && skip(it) {
+			continue
+		}
+		if d := math.Hypot(it.Pos.X-s.Pos.X, it.Pos.Z-s.Pos.Z) + math.Abs(it.Pos.Y-s.Pos.Y); d < bd {
+			best, bd = it, d
+		}
+	}
+	return best, bd < math.Inf(1)
 }
 
 // Elapsed is the time since the controller started.

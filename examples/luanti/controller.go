@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/color/palette"
 	"image/draw"
 	"image/png"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jezek/xgb/xproto"
+	"github.com/soniakeys/quant/median"
 
 	"github.com/mfm-project/mfm/harness"
 )
@@ -83,6 +83,8 @@ type Controller struct {
 	MaxFrames int
 	// Milestones reached so far.
 	Milestones []string
+	// OpenSky is the last place seen with 16 free blocks overhead.
+	OpenSky *Vec
 	Stats      Stats
 
 	held      Input
@@ -238,6 +240,10 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 		}
 		c.Cur = raw
 		c.Step++
+		if raw.Headroom >= 16 && raw.Vel.Y == 0 {
+			p := raw.Pos
+			c.OpenSky = &p
+		}
 		t := tick{in: in, raw: raw, events: ev}
 		if in.Frame {
 			if t.img, err = c.G.X.Capture(); err != nil {
@@ -369,7 +375,7 @@ func (c *Controller) milestones(t *tick) {
 }
 
 // eventLine formats a mod event in the recorder's event vocabulary
-// (mine_block, place_block, hurt, died, eat).
+// (mine_block, place_block, hurt, died, eat, pick_up).
 func (c *Controller) eventLine(e Event) string {
 	at := ""
 	if e.Pos != nil {
@@ -389,14 +395,21 @@ func (c *Controller) eventLine(e Event) string {
 		return "died " + e.Reason
 	case "eat":
 		return fmt.Sprintf("eat %s %+g", shortName(e.Item), e.HP)
+	case "pickup":
+		return fmt.Sprintf("pick_up %s %g", shortName(e.Item), e.Count)
 	}
 	return e.Type
 }
 
-// encodeFrame quantises a frame to the web-safe palette (no dithering,
-// which compresses badly) and encodes it as PNG.
+// FrameColors is the size of each frame's own palette.
+const FrameColors = 128
+
+// encodeFrame quantises a frame to its own 128-colour palette (median cut,
+// github.com/soniakeys/quant; no dithering, which compresses badly) and
+// encodes it as PNG: about 9 KB at 256x192, with the dark trunks and
+// leaves a fixed palette (web-safe, Plan 9) turns black or yellow.
 func encodeFrame(img *image.RGBA) []byte {
-	p := image.NewPaletted(img.Bounds(), palette.WebSafe)
+	p := median.Quantizer(FrameColors).Paletted(img)
 	draw.Draw(p, p.Rect, img, img.Rect.Min, draw.Src)
 	var b bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestCompression}

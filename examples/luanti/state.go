@@ -9,6 +9,7 @@ type Pointed struct {
 	Under Vec     `json:"under"`
 	Above Vec     `json:"above"`
 	Dist  float64 `json:"dist"`
+	Soft  bool    `json:"soft"` // leaves or a plant: cut in a moment
 }
 
 // Item is a dropped item near the player.
@@ -17,7 +18,8 @@ type Item struct {
 	Item string `json:"item"`
 }
 
-// Event is one game event from the mod: dig, place, hp, die, respawn, eat.
+// Event is one game event from the mod: dig, place, hp, die, respawn,
+// eat, pickup.
 type Event struct {
 	Type   string  `json:"type"`
 	Node   string  `json:"node"`
@@ -26,6 +28,7 @@ type Event struct {
 	Reason string  `json:"reason"`
 	Item   string  `json:"item"`
 	HP     float64 `json:"hp"`
+	Count  float64 `json:"count"`
 }
 
 // Raw is one state line of the mod (mod/mfm_state/init.lua).
@@ -49,6 +52,8 @@ type Raw struct {
 	Below      string             `json:"below"`
 	Tree       any                `json:"tree"`
 	Items      []Item             `json:"items"`
+	Biome      string             `json:"biome"`
+	Headroom   float64            `json:"headroom"` // free blocks above the head (up to 16)
 	Events     []Event            `json:"events"`
 }
 
@@ -60,15 +65,26 @@ func (r Raw) PointedAt() *Pointed {
 	}
 	p := &Pointed{Node: str(m["node"]), Under: vec(m["under"]), Above: vec(m["above"])}
 	p.Dist, _ = m["dist"].(float64)
+	p.Soft, _ = m["soft"].(bool)
 	return p
 }
 
-// NearestTree is the nearest tree trunk within 12 blocks, if any.
-func (r Raw) NearestTree() (Vec, bool) {
-	if _, ok := r.Tree.(map[string]any); !ok {
-		return Vec{}, false
+// Tree is a standing tree: the lowest trunk block of a column on the
+// ground and how many trunk blocks stand on it.
+type Tree struct {
+	Base   Vec
+	Height int
+	Node   string
+}
+
+// NearestTree is the nearest standing tree within 20 blocks, if any.
+func (r Raw) NearestTree() (Tree, bool) {
+	m, ok := r.Tree.(map[string]any)
+	if !ok {
+		return Tree{}, false
 	}
-	return vec(r.Tree), true
+	h, _ := m["height"].(float64)
+	return Tree{Base: vec(m), Height: int(h), Node: str(m["node"])}, true
 }
 
 func str(v any) string { s, _ := v.(string); return s }
