@@ -94,7 +94,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	recDone := make(chan error, 1)
 	if *live {
 		go func() {
-			st, err := luanti.Record(ctx, luanti.RecordOptions{Store: storeDir, Episodes: *n, Seed: 42, Nice: 5, Logger: slog.Default()})
+			st, err := luanti.Record(ctx, luanti.RecordOptions{Store: storeDir, Episodes: *n, Seed: luanti.DefaultSeed, Nice: 5, Logger: slog.Default()})
 			fmt.Fprint(stderr, st.String())
 			recDone <- err
 		}()

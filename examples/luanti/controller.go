@@ -85,7 +85,7 @@ type Controller struct {
 	Milestones []string
 	// OpenSky is the last place seen with 16 free blocks overhead.
 	OpenSky *Vec
-	Stats      Stats
+	Stats   Stats
 
 	held      Input
 	lastFrame []byte

@@ -30,7 +30,7 @@ func TestLiveSmoke(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	storeDir := filepath.Join(dir, "store")
-	st, err := Record(ctx, RecordOptions{Store: storeDir, Episodes: 20, Seed: 42, GameDir: filepath.Join(dir, "game"), Nice: 5})
+	st, err := Record(ctx, RecordOptions{Store: storeDir, Episodes: 20, Seed: DefaultSeed, GameDir: filepath.Join(dir, "game"), Nice: 5})
 	if err != nil {
 		t.Fatalf("record: %v (%s)", err, st)
 	}

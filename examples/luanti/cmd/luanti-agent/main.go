@@ -19,7 +19,7 @@ import (
 func main() {
 	store := flag.String("store", "", "store directory (created if missing)")
 	n := flag.Int("episodes", 50, "stop after this many episodes (0: until Ctrl-C)")
-	seed := flag.Int64("seed", 42, "map seed (42: a forest near spawn)")
+	seed := flag.Int64("seed", luanti.DefaultSeed, "map seed (5: a deciduous forest at spawn)")
 	keep := flag.String("game-dir", "", "keep the game's world and logs here (default: a temporary directory)")
 	flag.Parse()
 	if *store == "" {
