@@ -2,6 +2,7 @@ package luanti
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/draw"
@@ -85,7 +86,10 @@ type Controller struct {
 	Milestones []string
 	// OpenSky is the last place seen with 16 free blocks overhead.
 	OpenSky *Vec
-	Stats   Stats
+	// Ctx, if set, interrupts the running atom when ctx ends: the episode
+	// is written up to that tick with the note "interrupted".
+	Ctx   context.Context
+	Stats Stats
 
 	held      Input
 	lastFrame []byte
@@ -224,6 +228,10 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 	done := false
 	c.Cur.Events = nil // events are seen once, by the tick that brought them
 	for i := 0; i < budget && !done; i++ {
+		if c.Ctx != nil && c.Ctx.Err() != nil && len(ticks) > 0 {
+			done, res = true, Result{Note: "interrupted"}
+			break
+		}
 		in, d, r := f(i, c.Cur, nil)
 		if d {
 			done, res = true, r
@@ -402,11 +410,11 @@ func (c *Controller) eventLine(e Event) string {
 }
 
 // FrameColors is the size of each frame's own palette.
-const FrameColors = 128
+const FrameColors = 64
 
-// encodeFrame quantises a frame to its own 128-colour palette (median cut,
+// encodeFrame quantises a frame to its own 64-colour palette (median cut,
 // github.com/soniakeys/quant; no dithering, which compresses badly) and
-// encodes it as PNG: about 9 KB at 256x192, with the dark trunks and
+// encodes it as PNG: about 12 KB at 256x192 in the forest, with the dark trunks and
 // leaves a fixed palette (web-safe, Plan 9) turns black or yellow.
 func encodeFrame(img *image.RGBA) []byte {
 	p := median.Quantizer(FrameColors).Paletted(img)

@@ -100,6 +100,7 @@ func Record(ctx context.Context, o RecordOptions) (RunStats, error) {
 	if err != nil {
 		return RunStats{}, err
 	}
+	c.Ctx = ctx
 	if err := c.Calibrate(); err != nil {
 		return RunStats{}, err
 	}

@@ -2,8 +2,11 @@ package luanti
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"image/png"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/mfm-project/mfm/episodes"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/index/episodespy"
+	"github.com/mfm-project/mfm/view"
 )
 
 // TestLiveSmoke starts the real game, records at least 20 episodes with
@@ -49,6 +54,7 @@ func TestLiveSmoke(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("fsck: %v", rep.Issues)
 	}
+	checkQueryAndView(t, ctx, s)
 	if os.Geteuid() != 0 {
 		t.Log("not root: skipping the mount part")
 		return
@@ -84,5 +90,60 @@ func TestLiveSmoke(t *testing.T) {
 	}
 	if rows < 20 || withFrame < 19 {
 		t.Fatalf("through the mount: %d rows, %d action rows with a frame", rows, withFrame)
+	}
+}
+
+// checkQueryAndView finds the recorded episodes that broke a block with the
+// paper's query tool (mfmd episodes --tag broke --json) and renders views
+// of one of their frames: a crop zoomed back to full size and the
+// episode's contact sheet.
+func checkQueryAndView(t *testing.T, ctx context.Context, s *episodes.Store) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := episodespy.Main(ctx, []string{"--tag", "broke", "--json"}, episodespy.Env{Store: s.Root, Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("episodes --tag broke: exit %d: %s", code, errb.String())
+	}
+	var hit episodes.Row
+	n := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+		r, err := episodes.ParseRow(line)
+		if err != nil {
+			t.Fatalf("episodes --json line %q: %v", line, err)
+		}
+		if n == 0 {
+			hit = r
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("episodes --tag broke found nothing; the agent fells a tree first")
+	}
+	t.Logf("episodes --tag broke: %d episodes, first %s (%s)", n, hit.ID, hit.Summary)
+	v, err := view.New(s, view.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	base := strings.TrimSuffix(hit.Image, ".png")
+	for _, c := range []struct {
+		rel  string
+		w, h int
+	}{
+		{base + "@crop=64,48,128,96@zoom=2.png", 256, 192},
+		{path.Join("episodes", hit.ID, "sheet.png"), 0, 0},
+	} {
+		b, ok, err := v.View(ctx, c.rel)
+		if err != nil || !ok {
+			t.Fatalf("view %s: ok=%v err=%v", c.rel, ok, err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("view %s: %v", c.rel, err)
+		}
+		sz := img.Bounds().Size()
+		if (c.w > 0 && (sz.X != c.w || sz.Y != c.h)) || sz.X < 64 || sz.Y < 48 {
+			t.Fatalf("view %s: %v, want %dx%d", c.rel, sz, c.w, c.h)
+		}
+		t.Logf("view %s: %dx%d PNG, %d bytes", c.rel, sz.X, sz.Y, len(b))
 	}
 }
