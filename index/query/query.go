@@ -1,0 +1,497 @@
+// Package query parses and evaluates MFM's cue query language: one string
+// of space-separated terms, all of which must hold, answered in
+// chronological order (docs/QUERY.md). Parsing and the exact per-row match
+// live here; package index finds the candidate rows (a scan or the bleve
+// index) and applies Match, life and last:N.
+package query
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// DefaultRadius is the near: radius when no r: term is given (the paper's
+// episodes.py default).
+const DefaultRadius = 6
+
+// MaxLen caps a query's length in bytes.
+const MaxLen = 4096
+
+// IntRange is an inclusive range of steps.
+type IntRange struct{ A, B int64 }
+
+// FloatRange is a range of y. Min and Max are ±Inf when open; the
+// Exclusive flags make an end strict (y:<20, y:>5).
+type FloatRange struct {
+	Min, Max                   float64
+	MinExclusive, MaxExclusive bool
+}
+
+// Contains reports whether v lies in the range.
+func (r FloatRange) Contains(v float64) bool {
+	if v < r.Min || (r.MinExclusive && v == r.Min) {
+		return false
+	}
+	if v > r.Max || (r.MaxExclusive && v == r.Max) {
+		return false
+	}
+	return true
+}
+
+// Near is a distance filter: x/z distance, or x/y/z when ThreeD.
+type Near struct {
+	X, Y, Z, R float64
+	ThreeD     bool
+}
+
+// Query is a parsed query. The zero value of a field means "not given".
+type Query struct {
+	// Words are the free words and "phrases", each as its token
+	// sequence (Tokens); a row matches when each sequence appears, in
+	// order and consecutively, in one of the row's text fields.
+	Words   [][]string
+	Tags    []string // tag:T, each must be present
+	NotTags []string // -tag:T, none may be present
+	Actions []string // action:A; the row's action kind must be one of them
+	Steps   *IntRange
+	Near    *Near
+	Y       *FloatRange
+	Since   time.Time // since:, inclusive
+	Until   time.Time // until:, inclusive (a bare date covers its whole day)
+	// Life is the life asked for with life:N; 0 is the current life.
+	Life     int
+	AllLives bool // life:all
+	Last     int  // last:N; 0 = all
+	InMine   bool // in:mine: episodes cited by mine/ whose citing line matches Words
+}
+
+// Error is a parse error: the bad term and what is wrong with it.
+type Error struct {
+	Term string // the offending term as written ("" for the whole query)
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Term == "" {
+		return "query: " + e.Msg
+	}
+	return fmt.Sprintf("query: bad term %q: %s", e.Term, e.Msg)
+}
+
+// Grammar is the query language's help text.
+func Grammar() string {
+	return `Query grammar: space-separated terms, all must hold; results in chronological order.
+  word "a phrase"     free text, case-insensitive, matched as whole words against
+                      summary, tags, action kind and note
+  tag:T   -tag:T      has tag T / does not have tag T
+  action:A            the action kind is A (repeat to allow several)
+  steps:A..B          the episode's steps overlap A..B (whole numbers, A <= B)
+  near:X,Z  near:X,Y,Z  within r: of the point (x/z distance, or 3D); r:R (default 6)
+  y:A..B  y:<N  y:>N  the y coordinate is in A..B (inclusive) / below N / above N
+  life:N  life:all    an earlier life N, or every life (default: the current life)
+  since:T  until:T    recorded at or after / at or before T (RFC 3339 or YYYY-MM-DD)
+  last:N              keep only the most recent N matches
+  in:mine             episodes cited in mine/ files, on lines matching the words
+Examples: tag:stuck last:5   action:mine_ahead steps:100..400   near:-256,-138 r:10 y:<5
+`
+}
+
+// Parse parses a query string.
+func Parse(s string) (*Query, error) {
+	if len(s) > MaxLen {
+		return nil, &Error{Msg: fmt.Sprintf("longer than %d bytes", MaxLen)}
+	}
+	terms, err := split(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(terms) == 0 {
+		return nil, &Error{Msg: "empty query (write at least one term, e.g. last:20)"}
+	}
+	q := &Query{}
+	var radius *float64
+	var radiusTerm string
+	seen := map[string]string{}
+	once := func(key, term string) error {
+		if prev, ok := seen[key]; ok {
+			return &Error{Term: term, Msg: fmt.Sprintf("%s: given twice (also %q)", key, prev)}
+		}
+		seen[key] = term
+		return nil
+	}
+	for _, t := range terms {
+		if t.quoted {
+			toks := Tokens(t.text)
+			if len(toks) == 0 {
+				return nil, &Error{Term: `"` + t.text + `"`, Msg: "a phrase needs at least one letter or digit"}
+			}
+			q.Words = append(q.Words, toks)
+			continue
+		}
+		key, val, hasKey := strings.Cut(t.text, ":")
+		if !hasKey {
+			if strings.HasPrefix(t.text, "-") {
+				return nil, &Error{Term: t.text, Msg: "only tags can be negated (-tag:T)"}
+			}
+			toks := Tokens(t.text)
+			if len(toks) == 0 {
+				return nil, &Error{Term: t.text, Msg: "a word needs at least one letter or digit"}
+			}
+			q.Words = append(q.Words, toks)
+			continue
+		}
+		bad := func(msg string) error { return &Error{Term: t.text, Msg: msg} }
+		switch key {
+		case "tag", "-tag":
+			if val == "" || strings.ContainsAny(val, " \t") {
+				return nil, bad("tag: wants a tag name, e.g. tag:stuck")
+			}
+			if key == "tag" {
+				q.Tags = append(q.Tags, val)
+			} else {
+				q.NotTags = append(q.NotTags, val)
+			}
+		case "action":
+			if val == "" {
+				return nil, bad("action: wants an action kind, e.g. action:mine_ahead")
+			}
+			q.Actions = append(q.Actions, val)
+		case "steps":
+			if err := once("steps", t.text); err != nil {
+				return nil, err
+			}
+			a, b, ok := strings.Cut(val, "..")
+			lo, err1 := strconv.ParseInt(a, 10, 64)
+			hi, err2 := strconv.ParseInt(b, 10, 64)
+			if !ok || err1 != nil || err2 != nil || lo < 0 || lo > hi {
+				return nil, bad("steps: wants A..B with whole numbers 0 <= A <= B, e.g. steps:100..200")
+			}
+			q.Steps = &IntRange{A: lo, B: hi}
+		case "near":
+			if err := once("near", t.text); err != nil {
+				return nil, err
+			}
+			parts := strings.Split(val, ",")
+			if len(parts) != 2 && len(parts) != 3 {
+				return nil, bad("near: wants X,Z or X,Y,Z, e.g. near:-256,-138")
+			}
+			var v [3]float64
+			for i, p := range parts {
+				f, err := parseFloat(p)
+				if err != nil {
+					return nil, bad("near: coordinate " + strconv.Quote(p) + " is not a number")
+				}
+				v[i] = f
+			}
+			n := &Near{X: v[0], Z: v[1], R: DefaultRadius}
+			if len(parts) == 3 {
+				n = &Near{X: v[0], Y: v[1], Z: v[2], R: DefaultRadius, ThreeD: true}
+			}
+			q.Near = n
+		case "r":
+			if err := once("r", t.text); err != nil {
+				return nil, err
+			}
+			f, err := parseFloat(val)
+			if err != nil || f < 0 {
+				return nil, bad("r: wants a radius >= 0, e.g. r:8")
+			}
+			radius, radiusTerm = &f, t.text
+		case "y":
+			if err := once("y", t.text); err != nil {
+				return nil, err
+			}
+			r, err := parseYRange(val)
+			if err != nil {
+				return nil, bad(err.Error())
+			}
+			q.Y = r
+		case "life":
+			if err := once("life", t.text); err != nil {
+				return nil, err
+			}
+			if val == "all" {
+				q.AllLives = true
+				break
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return nil, bad("life: wants a life number >= 1 or all, e.g. life:1")
+			}
+			q.Life = n
+		case "since", "until":
+			if err := once(key, t.text); err != nil {
+				return nil, err
+			}
+			tm, err := parseTime(val, key == "until")
+			if err != nil {
+				return nil, bad(key + ": wants an RFC 3339 time or a date, e.g. " + key + ":2026-12-02 or " + key + ":2026-12-02T21:05:00Z")
+			}
+			if key == "since" {
+				q.Since = tm
+			} else {
+				q.Until = tm
+			}
+		case "last":
+			if err := once("last", t.text); err != nil {
+				return nil, err
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return nil, bad("last: wants a whole number >= 1, e.g. last:20")
+			}
+			q.Last = n
+		case "in":
+			if val != "mine" {
+				return nil, bad("in: accepts only in:mine")
+			}
+			if err := once("in", t.text); err != nil {
+				return nil, err
+			}
+			q.InMine = true
+		default:
+			return nil, bad("unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in:)")
+		}
+	}
+	if radius != nil {
+		if q.Near == nil {
+			return nil, &Error{Term: radiusTerm, Msg: "r: needs a near: term"}
+		}
+		q.Near.R = *radius
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && q.Until.Before(q.Since) {
+		return nil, &Error{Term: seen["until"], Msg: "until: is before since:"}
+	}
+	return q, nil
+}
+
+type term struct {
+	text   string
+	quoted bool
+}
+
+// split cuts s into terms at spaces; "…" groups a phrase.
+func split(s string) ([]term, error) {
+	var out []term
+	i := 0
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '"':
+			end := strings.IndexByte(s[i+1:], '"')
+			if end < 0 {
+				return nil, &Error{Term: s[i:], Msg: "unterminated phrase (a closing \" is missing)"}
+			}
+			out = append(out, term{text: s[i+1 : i+1+end], quoted: true})
+			i += end + 2
+		default:
+			j := i
+			for j < len(s) && !strings.ContainsRune(" \t\n\r", rune(s[j])) {
+				if s[j] == '"' {
+					return nil, &Error{Term: s[i:], Msg: "a quote may only start a phrase"}
+				}
+				j++
+			}
+			out = append(out, term{text: s[i:j]})
+			i = j
+		}
+	}
+	return out, nil
+}
+
+func parseFloat(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("not a finite number: %q", s)
+	}
+	return f, nil
+}
+
+func parseYRange(v string) (*FloatRange, error) {
+	const msg = "y: wants A..B, <N or >N, e.g. y:-5..10 or y:<20"
+	r := &FloatRange{Min: math.Inf(-1), Max: math.Inf(1)}
+	switch {
+	case strings.HasPrefix(v, "<"):
+		f, err := parseFloat(v[1:])
+		if err != nil {
+			return nil, fmt.Errorf("%s", msg)
+		}
+		r.Max, r.MaxExclusive = f, true
+	case strings.HasPrefix(v, ">"):
+		f, err := parseFloat(v[1:])
+		if err != nil {
+			return nil, fmt.Errorf("%s", msg)
+		}
+		r.Min, r.MinExclusive = f, true
+	default:
+		a, b, ok := strings.Cut(v, "..")
+		lo, err1 := parseFloat(a)
+		hi, err2 := parseFloat(b)
+		if !ok || err1 != nil || err2 != nil || lo > hi {
+			return nil, fmt.Errorf("%s", msg)
+		}
+		r.Min, r.Max = lo, hi
+	}
+	return r, nil
+}
+
+// parseTime accepts RFC 3339 (with or without fractional seconds) or a
+// date; a date as an until: bound means the end of that day (UTC).
+func parseTime(v string, endOfDay bool) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	d, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if endOfDay {
+		return d.Add(24*time.Hour - time.Nanosecond), nil
+	}
+	return d, nil
+}
+
+// Tokens splits s into lowercased runs of letters and digits: the unit
+// free words are matched by ("mine_ahead" is "mine", "ahead").
+func Tokens(s string) []string {
+	f := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	for i := range f {
+		f[i] = strings.ToLower(f[i])
+	}
+	return f
+}
+
+// TextFields are the row texts free words are matched against: summary,
+// each tag, the action kind and the note.
+func TextFields(r *episodes.Row) []string {
+	f := make([]string, 0, len(r.Tags)+3)
+	f = append(f, r.Summary)
+	f = append(f, r.Tags...)
+	if a := r.Action(); a != "" {
+		f = append(f, a)
+	}
+	if r.Note != "" {
+		f = append(f, r.Note)
+	}
+	return f
+}
+
+// ContainsWords reports whether every word sequence appears consecutively
+// in the tokens of one of texts.
+func ContainsWords(words [][]string, texts []string) bool {
+	if len(words) == 0 {
+		return true
+	}
+	toks := make([][]string, len(texts))
+	for i, t := range texts {
+		toks[i] = Tokens(t)
+	}
+	for _, w := range words {
+		found := false
+		for _, tk := range toks {
+			if hasRun(tk, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func hasRun(toks, w []string) bool {
+	for i := 0; i+len(w) <= len(toks); i++ {
+		ok := true
+		for j := range w {
+			if toks[i+j] != w[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Match reports whether row r satisfies every row-level term: words
+// (unless InMine, where they apply to the citing line), tags, actions,
+// steps, near, y, since and until. Life, Last and InMine's citation test
+// are applied by the searcher.
+func (q *Query) Match(r *episodes.Row) bool {
+	for _, t := range q.Tags {
+		if !r.HasTag(t) {
+			return false
+		}
+	}
+	for _, t := range q.NotTags {
+		if r.HasTag(t) {
+			return false
+		}
+	}
+	if len(q.Actions) > 0 {
+		a, ok := r.Action(), false
+		for _, want := range q.Actions {
+			if a == want {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if s := q.Steps; s != nil && (r.LastStep < s.A || r.FirstStep > s.B) {
+		return false
+	}
+	if n := q.Near; n != nil {
+		dx, dz := r.X-n.X, r.Z-n.Z
+		d2 := dx*dx + dz*dz
+		if n.ThreeD {
+			dy := r.Y - n.Y
+			d2 += dy * dy
+		}
+		if d2 > n.R*n.R {
+			return false
+		}
+	}
+	if q.Y != nil && !q.Y.Contains(r.Y) {
+		return false
+	}
+	if !q.Since.IsZero() || !q.Until.IsZero() {
+		t, err := time.Parse(time.RFC3339Nano, r.Time)
+		if err != nil {
+			return false // a row without a time cannot be placed in time
+		}
+		if (!q.Since.IsZero() && t.Before(q.Since)) || (!q.Until.IsZero() && t.After(q.Until)) {
+			return false
+		}
+	}
+	if !q.InMine && !ContainsWords(q.Words, TextFields(r)) {
+		return false
+	}
+	return true
+}
+
+// WantsLife reports whether a row of life n (current is the store's
+// current life number) is in the query's lives.
+func (q *Query) WantsLife(n, current int) bool {
+	switch {
+	case q.AllLives:
+		return true
+	case q.Life != 0:
+		return n == q.Life
+	default:
+		return n == current
+	}
+}
