@@ -35,6 +35,13 @@ type Renderer interface {
 	ThenNow(ctx context.Context, then, now, thenLabel, nowLabel string) ([]byte, error)
 }
 
+// QuestionRenderer is a Renderer that can also write the question a
+// then-and-now pair answers (--q) onto the image; --then-now uses it when
+// the Renderer has it.
+type QuestionRenderer interface {
+	ThenNowQ(ctx context.Context, then, now, thenLabel, nowLabel, question string) ([]byte, error)
+}
+
 // Env is what one call runs against.
 type Env struct {
 	Store  string    // the store (memory root) directory
@@ -615,7 +622,12 @@ func thenNow(ctx context.Context, o *Options, env Env, root string) (*Result, er
 	if rd == nil {
 		rd = plainRenderer{}
 	}
-	png, err := rd.ThenNow(ctx, frame, now, label, "NOW")
+	var png []byte
+	if qr, ok := rd.(QuestionRenderer); ok && o.Q != nil && *o.Q != "" {
+		png, err = qr.ThenNowQ(ctx, frame, now, label, "NOW", *o.Q)
+	} else {
+		png, err = rd.ThenNow(ctx, frame, now, label, "NOW")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("then-now: %w", err)
 	}
