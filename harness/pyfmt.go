@@ -28,7 +28,7 @@ func pyRepr(v any) string {
 	case bool:
 		return pyBool(x)
 	case string:
-		return pyQuote(x)
+		return episodes.PyQuote(x)
 	case float64:
 		return episodes.FormatPyFloat(x)
 	case float32:
@@ -66,7 +66,7 @@ func pyRepr(v any) string {
 		sort.Strings(keys)
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			parts[i] = pyQuote(k) + ": " + pyRepr(x[k])
+			parts[i] = episodes.PyQuote(k) + ": " + pyRepr(x[k])
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}
@@ -80,45 +80,13 @@ func pyBool(b bool) string {
 	return "False"
 }
 
-// pyQuote is Python's repr of a str: single quotes unless the string
-// holds a single quote and no double quote.
-func pyQuote(s string) string {
-	q := byte('\'')
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
-}
-
 // pyIntDict formats an inventory delta as Python prints a dict with
 // sorted keys: {'bucket': 1, 'dirt': 7}.
 func pyIntDict(m map[string]int) string {
 	keys := sortedKeys(m)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = pyQuote(k) + ": " + strconv.Itoa(m[k])
+		parts[i] = episodes.PyQuote(k) + ": " + strconv.Itoa(m[k])
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -127,7 +95,7 @@ func pyIntDict(m map[string]int) string {
 func pyStrList(s []string) string {
 	parts := make([]string, len(s))
 	for i, x := range s {
-		parts[i] = pyQuote(x)
+		parts[i] = episodes.PyQuote(x)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

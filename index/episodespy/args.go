@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mfm-project/mfm/episodes"
 )
 
 // Prog is the program name argparse messages carry, as in the paper.
@@ -231,7 +233,7 @@ func Parse(argv []string) (*Options, error) {
 						return o, nil
 					}
 				}
-				return nil, &UsageError{Msg: fmt.Sprintf("argument %s: ignored explicit argument %s", name, pyRepr(*c.explicit))}
+				return nil, &UsageError{Msg: fmt.Sprintf("argument %s: ignored explicit argument %s", name, episodes.PyQuote(*c.explicit))}
 			case a.nargs == 1:
 				vals = []string{*c.explicit}
 			default:
@@ -271,13 +273,13 @@ func (o *Options) set(a *action, name string, vals []string) error {
 		case "int":
 			n, ok := pyInt(v)
 			if !ok {
-				return &UsageError{Msg: fmt.Sprintf("argument %s: invalid int value: %s", name, pyRepr(v))}
+				return &UsageError{Msg: fmt.Sprintf("argument %s: invalid int value: %s", name, episodes.PyQuote(v))}
 			}
 			ints[i] = n
 		case "float":
 			f, ok := pyFloat(v)
 			if !ok {
-				return &UsageError{Msg: fmt.Sprintf("argument %s: invalid float value: %s", name, pyRepr(v))}
+				return &UsageError{Msg: fmt.Sprintf("argument %s: invalid float value: %s", name, episodes.PyQuote(v))}
 			}
 			floats[i] = f
 		}
@@ -355,37 +357,6 @@ func pyFloat(s string) (float64, bool) {
 		return 0, false
 	}
 	return f, true
-}
-
-// pyRepr formats s like Python's repr(str).
-func pyRepr(s string) string {
-	q := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }
 
 // usageParts are the bracketed usage items, as argparse formats them.

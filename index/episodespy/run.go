@@ -604,7 +604,7 @@ func thenNow(ctx context.Context, o *Options, env Env, root string) (*Result, er
 		frame = filepath.Join(row.root, filepath.FromSlash(row.Image))
 	} else {
 		if !strings.ContainsAny(then, "/.") {
-			msg := "no frame for " + pyRepr(then) + ": not an episode id in the index and not a file"
+			msg := "no frame for " + episodes.PyQuote(then) + ": not an episode id in the index and not a file"
 			return &Result{Code: 1, Stderr: msg + "\n"}, nil
 		}
 		label = "THEN " + then
