@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -149,35 +150,50 @@ func findUp(rel string) (string, error) {
 	}
 }
 
-// printDemoTour prints commands to try, with real ids from the run.
+// printDemoTour prints commands to try, with real ids from the run: the
+// first tree felled, the first shaft the agent could not walk out of, the
+// first fall damage.
 func printDemoTour(w io.Writer, mnt string, s *episodes.Store) {
 	life, err := s.CurrentLife()
 	pick := map[string]string{}
-	var last string
+	var last, prevKind string
 	if err == nil {
 		_, _ = episodes.ReadRows(life.IndexPath(), 0, func(r episodes.Row, _ episodes.Line) error {
 			last = r.ID
-			for _, t := range []string{"broke", "stuck", "damage", "placed", "milestone"} {
-				if _, ok := pick[t]; !ok && slices.Contains(r.Tags, t) {
-					pick[t] = r.ID
+			set := func(k string, ok bool) {
+				if _, done := pick[k]; !done && ok {
+					pick[k] = r.ID
 				}
+			}
+			set("tree", slices.ContainsFunc(r.Events, func(e string) bool { return strings.HasPrefix(e, "mine_block tree") }))
+			set("broke", slices.Contains(r.Tags, "broke"))
+			set("shaft", slices.Contains(r.Tags, "stuck") && prevKind == "dig_down")
+			set("stuck", slices.Contains(r.Tags, "stuck"))
+			set("damage", slices.Contains(r.Tags, "damage"))
+			set("placed", slices.Contains(r.Tags, "placed"))
+			prevKind = ""
+			if r.ActionKind != nil {
+				prevKind = *r.ActionKind
 			}
 			return nil
 		}, nil)
 	}
-	or := func(t string) string {
-		if id, ok := pick[t]; ok {
-			return id
+	or := func(ts ...string) string {
+		for _, t := range ts {
+			if id, ok := pick[t]; ok {
+				return id
+			}
 		}
 		return last
 	}
 	fmt.Fprintf(w, "Mounted a copy of a real recorded Luanti run at %s (episodes up to %s). Try, in another shell:\n", mnt, last)
 	fmt.Fprintf(w, "  cat %s/README.md\n", mnt)
 	fmt.Fprintf(w, "  jq -c 'select(.tags | index(\"stuck\")) | {id, summary}' %s/index.jsonl | head -3\n", mnt)
-	fmt.Fprintf(w, "  grep -l tree %s/episodes/*/outcome.json | head            # where wood was gathered\n", mnt)
-	fmt.Fprintf(w, "  mfmd episodes --store %s --tag stuck --last 3              # the paper's query tool\n", s.Root)
-	fmt.Fprintf(w, "  cat %s/episodes/%s/outcome.json                          # first wood (broke)\n", mnt, or("broke"))
-	fmt.Fprintf(w, "  xdg-open %s/episodes/%s/observation/image@zoom=2.png     # a view of a frame\n", mnt, or("broke"))
-	fmt.Fprintf(w, "  xdg-open %s/episodes/%s/sheet.png                        # all frames of an episode\n", mnt, or("placed"))
-	fmt.Fprintf(w, "  echo '- %s: the shaft here is a trap; pillar out with dirt' >> %s/mine/notes.md\n", or("stuck"), mnt)
+	fmt.Fprintf(w, "  grep -l 'pick_up tree' %s/episodes/*/steps.jsonl | head   # where wood was gathered\n", mnt)
+	fmt.Fprintf(w, "  mfmd episodes --store %s --tag damage                 # the paper's query tool: falls\n", s.Root)
+	fmt.Fprintf(w, "  cat %s/episodes/%s/outcome.json                  # first tree felled\n", mnt, or("tree", "broke"))
+	fmt.Fprintf(w, "  cat %s/episodes/%s/outcome.json                  # first fall damage\n", mnt, or("damage"))
+	fmt.Fprintf(w, "  xdg-open %s/episodes/%s/observation/image@zoom=2.png   # a view of a frame\n", mnt, or("tree", "broke"))
+	fmt.Fprintf(w, "  xdg-open %s/episodes/%s/sheet.png                # all frames of an episode\n", mnt, or("damage", "placed"))
+	fmt.Fprintf(w, "  echo '- %s: a 3-deep shaft is a trap; pillar out with dirt' >> %s/mine/notes.md\n", or("shaft", "stuck"), mnt)
 }

@@ -86,8 +86,9 @@ type Controller struct {
 	Milestones []string
 	// OpenSky is the last place seen with 16 free blocks overhead.
 	OpenSky *Vec
-	// Ctx, if set, interrupts the running atom when ctx ends: the episode
-	// is written up to that tick with the note "interrupted".
+	// Ctx, if set, interrupts the running atom when ctx ends (the episode
+	// is written up to that tick with the note "interrupted"); later atom
+	// calls return ctx's error without recording.
 	Ctx   context.Context
 	Stats Stats
 
@@ -220,6 +221,9 @@ type atomFunc func(i int, s Raw, ev []Event) (in Input, done bool, res Result)
 // awaited, and the step is kept with its events; at the end every key is
 // released and the episode is written with up to MaxFrames frames.
 func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, error) {
+	if c.Ctx != nil && c.Ctx.Err() != nil {
+		return Result{}, c.Ctx.Err() // stopping: no new episode
+	}
 	if err := c.R.Begin(call); err != nil {
 		return Result{}, err
 	}
