@@ -7,6 +7,7 @@
 package consolidate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -58,6 +59,7 @@ type Feedback struct {
 	Pos        [3]float64     `json:"pos"`
 	InvDelta   map[string]int `json:"inventory_delta"`
 	Milestones []string       `json:"milestones"`
+	Changed    []string       `json:"changed"` // what the recorded state shows changed (Change* constants)
 	Failure    string         `json:"failure"`
 	Progress   float64        `json:"progress"`
 	Stagnant   bool           `json:"stagnant"`
@@ -79,14 +81,43 @@ type outcomeFile struct {
 	Notes          []string       `json:"notes"`
 	Events         []string       `json:"events"`
 	Tags           []string       `json:"tags"`
+	EndState       *stateFile     `json:"end_state"`
 }
 
+// stateFile is the part of a recorded state (state/state.json, a
+// steps.jsonl row's state, outcome.json's end_state) the Monitor compares.
 type stateFile struct {
 	Goals struct {
 		Next string `json:"next"`
 	} `json:"goals"`
 	Inventory map[string]int `json:"inventory"`
+	Pos       *posFile       `json:"pos"`
+	Mainhand  *string        `json:"mainhand"`
+	GUIOpen   *bool          `json:"gui_open"`
 }
+
+type posFile struct {
+	X, Y, Z    float64
+	Yaw, Pitch *float64
+}
+
+type stepRow struct {
+	State *stateFile `json:"state"`
+}
+
+// Changes a Feedback lists in Changed: what the recorded state shows moved.
+const (
+	ChangePosition  = "position"  // moved, or got, ≥ 0.5 blocks from the start
+	ChangeCamera    = "camera"    // yaw or pitch turned ≥ 1°
+	ChangeInventory = "inventory" // a non-zero inventory delta
+	ChangeMainhand  = "mainhand"  // the held item differs
+	ChangeGUI       = "gui"       // gui_open differs
+	ChangeMilestone = "milestone" // a milestone was reached
+)
+
+// cameraAtoms are the calls that only turn the view; used to tell a
+// camera-only call when neither end of the episode records yaw and pitch.
+var cameraAtoms = []string{"look", "look_at", "look_abs", "turn", "turn_to", "scan_around"}
 
 // Monitor derives feedback for every episode of every life of s, oldest first.
 func Monitor(s *episodes.Store, cfg Config) ([]Feedback, error) {
@@ -100,23 +131,59 @@ func Monitor(s *episodes.Store, cfg Config) ([]Feedback, error) {
 		if err != nil {
 			return nil, fmt.Errorf("monitor life %d: %w", l.N, err)
 		}
+		// Start states, read once: an episode's end is the next one's start
+		// when it records no end state of its own.
+		starts := make([]*stateFile, len(rows))
+		for i, r := range rows {
+			starts[i] = readState(filepath.Join(l.Root, filepath.FromSlash(r.Path), "state", "state.json"))
+		}
 		for i, r := range rows {
 			if r.Kind == "initial" {
 				continue
 			}
 			var next *episodes.Row
+			var nextStart *stateFile
 			if i+1 < len(rows) {
-				next = &rows[i+1]
+				next, nextStart = &rows[i+1], starts[i+1]
 			}
-			out = append(out, feedbackOf(l, r, next, cfg))
+			out = append(out, feedbackOf(l, r, starts[i], next, nextStart, cfg))
 		}
 	}
 	return out, nil
 }
 
-func feedbackOf(l episodes.Life, r episodes.Row, next *episodes.Row, cfg Config) Feedback {
+func readState(path string) *stateFile {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var st stateFile
+	if json.Unmarshal(b, &st) != nil {
+		return nil
+	}
+	return &st
+}
+
+// readSteps returns the states of an episode's steps.jsonl (nil if absent).
+func readSteps(path string) []*stateFile {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []*stateFile
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var sr stepRow
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &sr) != nil || sr.State == nil {
+			continue // a torn or foreign line
+		}
+		out = append(out, sr.State)
+	}
+	return out
+}
+
+func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episodes.Row, nextStart *stateFile, cfg Config) Feedback {
 	f := Feedback{Life: l.N, Episode: r.ID, FirstStep: r.FirstStep, LastStep: r.LastStep, Call: r.Action(),
-		Pos: [3]float64{r.X, r.Y, r.Z}, Previous: !l.Current, InvDelta: map[string]int{}, Milestones: []string{}}
+		Pos: [3]float64{r.X, r.Y, r.Z}, Previous: !l.Current, InvDelta: map[string]int{}, Milestones: []string{}, Changed: []string{}}
 	var ex rowExtra
 	_ = json.Unmarshal(r.Raw, &ex)
 	for k, v := range ex.InventoryDelta {
@@ -126,7 +193,9 @@ func feedbackOf(l episodes.Life, r episodes.Row, next *episodes.Row, cfg Config)
 	text := strings.ToLower(r.Note + " " + strings.Join(r.Events, " "))
 	dir := filepath.Join(l.Root, filepath.FromSlash(r.Path))
 	var oc outcomeFile
+	haveOutcome := false
 	if b, err := os.ReadFile(filepath.Join(dir, "outcome.json")); err == nil && json.Unmarshal(b, &oc) == nil {
+		haveOutcome = true
 		for k, v := range oc.InventoryDelta {
 			f.InvDelta[k] = v
 		}
@@ -136,12 +205,17 @@ func feedbackOf(l episodes.Life, r episodes.Row, next *episodes.Row, cfg Config)
 		}
 		tags = append(tags, oc.Tags...)
 		text += " " + strings.ToLower(strings.Join(oc.Notes, " ")+" "+strings.Join(oc.Events, " "))
-	} else if next != nil {
+	}
+	if (!haveOutcome || oc.Moved == nil) && next != nil {
 		f.Moved = math.Round(math.Hypot(next.X-r.X, next.Z-r.Z)*100) / 100
 	}
-	var st stateFile
-	if b, err := os.ReadFile(filepath.Join(dir, "state", "state.json")); err == nil && json.Unmarshal(b, &st) == nil {
-		f.Subgoal = st.Goals.Next
+	if start != nil {
+		f.Subgoal = start.Goals.Next
+	}
+	for k, v := range f.InvDelta {
+		if v == 0 {
+			delete(f.InvDelta, k)
+		}
 	}
 	for _, e := range r.Events {
 		if m, ok := strings.CutPrefix(e, "MILESTONE "); ok {
@@ -151,6 +225,65 @@ func feedbackOf(l episodes.Life, r episodes.Row, next *episodes.Row, cfg Config)
 			}
 		}
 	}
+
+	// The positions the episode went through: its start, then every
+	// step of steps.jsonl; without steps, its start and its end.
+	steps := readSteps(filepath.Join(dir, "steps.jsonl"))
+	end := oc.EndState
+	if end == nil && len(steps) > 0 {
+		end = steps[len(steps)-1]
+	}
+	if end == nil && next != nil {
+		end = nextStart
+		if end == nil || end.Pos == nil {
+			end = &stateFile{Pos: &posFile{X: next.X, Y: next.Y, Z: next.Z}}
+		}
+	}
+	startPos := [3]float64{r.X, r.Y, r.Z}
+	if start != nil && start.Pos != nil {
+		startPos = [3]float64{start.Pos.X, start.Pos.Y, start.Pos.Z}
+	}
+	positions := [][3]float64{startPos}
+	for _, st := range steps {
+		if st.Pos != nil {
+			positions = append(positions, [3]float64{st.Pos.X, st.Pos.Y, st.Pos.Z})
+		}
+	}
+	if len(positions) == 1 && end != nil && end.Pos != nil {
+		positions = append(positions, [3]float64{end.Pos.X, end.Pos.Y, end.Pos.Z})
+	}
+	var varX float64
+	if len(positions) > 1 {
+		varX = Variance(positions)
+	} else {
+		varX = (f.Moved / 2) * (f.Moved / 2) // start and end f.Moved apart
+	}
+
+	// What changed.
+	// disp: the farthest the episode got from its start (out and back counts).
+	disp := 0.0
+	for _, p := range positions {
+		disp = math.Max(disp, math.Sqrt(sq(p[0]-startPos[0])+sq(p[1]-startPos[1])+sq(p[2]-startPos[2])))
+	}
+	if f.Moved >= 0.5 || disp >= 0.5 {
+		f.Changed = append(f.Changed, ChangePosition)
+	}
+	if turned, known := cameraTurned(start, end); turned || !known && contains(cameraAtoms, f.Call) {
+		f.Changed = append(f.Changed, ChangeCamera)
+	}
+	if len(f.InvDelta) > 0 {
+		f.Changed = append(f.Changed, ChangeInventory)
+	}
+	if start != nil && end != nil && start.Mainhand != nil && end.Mainhand != nil && *start.Mainhand != *end.Mainhand {
+		f.Changed = append(f.Changed, ChangeMainhand)
+	}
+	if start != nil && end != nil && start.GUIOpen != nil && end.GUIOpen != nil && *start.GUIOpen != *end.GUIOpen {
+		f.Changed = append(f.Changed, ChangeGUI)
+	}
+	if len(f.Milestones) > 0 {
+		f.Changed = append(f.Changed, ChangeMilestone)
+	}
+
 	has := func(t string) bool { return contains(tags, t) }
 	f.GUIOpen = has("gui")
 	gain := 0
@@ -170,14 +303,11 @@ func feedbackOf(l episodes.Life, r episodes.Row, next *episodes.Row, cfg Config)
 		f.Failure = FailMissingTool
 	case f.GUIOpen && len(f.InvDelta) == 0 && len(f.Milestones) == 0:
 		f.Failure = FailGUI
-	case f.Moved < 0.5 && len(f.InvDelta) == 0 && len(f.Milestones) == 0:
+	case len(f.Changed) == 0:
 		f.Failure = FailNoEffect
 	}
 	f.Verified = len(f.Milestones) > 0 || gain > 0
 	f.Success = f.Failure == FailNone
-	// Progress: p = λx·Var(x)/(εx+Var(x)) + λv·|Δv|₁/(εv+|Δv|₁) + λg·p_goal, with
-	// Var(x) the variance of the start and end positions (= (moved/2)², summed over x,z).
-	varX := (f.Moved / 2) * (f.Moved / 2)
 	dv := 0.0
 	for _, v := range f.InvDelta {
 		dv += math.Abs(float64(v))
@@ -186,10 +316,55 @@ func feedbackOf(l episodes.Life, r episodes.Row, next *episodes.Row, cfg Config)
 	if len(f.Milestones) > 0 {
 		pg = 1
 	}
-	f.Progress = round3(cfg.LambdaX*varX/(cfg.EpsX+varX) + cfg.LambdaV*dv/(cfg.EpsV+dv) + cfg.LambdaG*pg)
-	f.Stagnant = f.Progress < cfg.EpsP && !f.Success
+	f.Progress = round3(Progress(cfg, varX, dv, pg))
+	f.Stagnant = Stagnant(cfg, f.Progress, f.Success)
 	return f
 }
+
+// Variance is Var(x) of the progress formula: the mean squared distance
+// of the positions from their mean (the trace of their covariance; for
+// two positions d apart it is (d/2)²).
+func Variance(ps [][3]float64) float64 {
+	if len(ps) == 0 {
+		return 0
+	}
+	var m [3]float64
+	for _, p := range ps {
+		for i := range m {
+			m[i] += p[i]
+		}
+	}
+	for i := range m {
+		m[i] /= float64(len(ps))
+	}
+	v := 0.0
+	for _, p := range ps {
+		v += sq(p[0]-m[0]) + sq(p[1]-m[1]) + sq(p[2]-m[2])
+	}
+	return v / float64(len(ps))
+}
+
+// Progress is p = λx·Var(x)/(εx+Var(x)) + λv·|Δv|₁/(εv+|Δv|₁) + λg·p_goal.
+func Progress(cfg Config, varX, dv, pGoal float64) float64 {
+	return cfg.LambdaX*varX/(cfg.EpsX+varX) + cfg.LambdaV*dv/(cfg.EpsV+dv) + cfg.LambdaG*pGoal
+}
+
+// Stagnant is the stagnation rule p < εp ∧ ¬success.
+func Stagnant(cfg Config, p float64, success bool) bool { return p < cfg.EpsP && !success }
+
+// cameraTurned reports whether yaw or pitch differ by 1° or more between
+// start and end, and whether both ends record them at all.
+func cameraTurned(start, end *stateFile) (turned, known bool) {
+	if start == nil || end == nil || start.Pos == nil || end.Pos == nil ||
+		start.Pos.Yaw == nil || end.Pos.Yaw == nil || start.Pos.Pitch == nil || end.Pos.Pitch == nil {
+		return false, false
+	}
+	dy := math.Mod(math.Abs(*end.Pos.Yaw-*start.Pos.Yaw), 360)
+	dy = math.Min(dy, 360-dy)
+	return dy >= 1 || math.Abs(*end.Pos.Pitch-*start.Pos.Pitch) >= 1, true
+}
+
+func sq(x float64) float64 { return x * x }
 
 var missingToolWords = []string{"missing tool", "no tool", "requires a", "need a pickaxe", "without a pickaxe", "not in inventory", "no pickaxe", "missing item", "not enough"}
 
