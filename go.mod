@@ -14,6 +14,7 @@ require (
 	github.com/soniakeys/quant v1.0.0
 	golang.org/x/image v0.48.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.44.0
 )
 
 require (
@@ -43,7 +44,6 @@ require (
 	github.com/mschoch/smat v0.2.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	go.etcd.io/bbolt v1.4.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 )

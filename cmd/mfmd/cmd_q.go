@@ -46,7 +46,7 @@ func runQ(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	searcher, release, err := openSearcher(s)
+	searcher, release, err := openSearcher(s, stderr)
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}

@@ -3,17 +3,65 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
+
+	"golang.org/x/term"
 
 	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/index"
 )
 
-// openSearcher returns the searcher for store s and a function that
-// releases it.
-func openSearcher(s *episodes.Store) (index.Searcher, func(), error) {
-	return index.Scan{Store: s}, func() {}, nil
+// openSearcher opens store s's cue index for a one-shot command (mfmd q),
+// building or tailing it first, with a progress bar when stderr is a
+// terminal. When the index cannot be used — another process (a mount)
+// owns it, or the store is not writable — it says so on stderr and
+// returns the linear Scan, which gives the same answers.
+func openSearcher(s *episodes.Store, stderr io.Writer) (index.Searcher, func(), error) {
+	opt := index.Options{}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		opt.Progress = stderr
+	}
+	x, _, err := index.Open(s, opt)
+	if err != nil {
+		if errors.Is(err, index.ErrBusy) {
+			fmt.Fprintln(stderr, "mfmd: the cue index is in use by another process (a mount?); scanning index.jsonl instead")
+		} else {
+			fmt.Fprintf(stderr, "mfmd: cue index unavailable (%v); scanning index.jsonl instead\n", err)
+		}
+		return index.Scan{Store: s}, func() {}, nil
+	}
+	return x, func() { x.Close() }, nil
+}
+
+// openMountSearcher serves a mount's queries: by Scan at once, by the cue
+// index as soon as it is open (a first build of a large store takes a
+// while), kept up to date by its watcher until release.
+func openMountSearcher(s *episodes.Store) (index.Searcher, func()) {
+	sw := &index.Switch{Fallback: index.Scan{Store: s}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		x, st, err := index.Open(s, index.Options{})
+		if err != nil {
+			slog.Warn("cue index unavailable; queries scan index.jsonl", "err", err)
+			return
+		}
+		defer x.Close()
+		slog.Info("cue index ready", "docs", st.Docs, "indexed", st.Indexed, "rebuilt", st.Rebuilt, "reason", st.Reason, "took", st.Took)
+		if ctx.Err() != nil {
+			return
+		}
+		sw.Set(x)
+		x.Watch(ctx, 0)
+		sw.Set(index.Scan{Store: s}) // x closes below; late queries scan
+	}()
+	return sw, func() { cancel(); <-done }
 }
 
 // mineCites lists mine/'s citations with their lines, for in:mine.

@@ -12,10 +12,7 @@ func init() {
 
 // setupIndex answers /q/<query>/ with the cue index.
 func setupIndex(s *episodes.Store, h *mfmfs.Hooks) (func(), error) {
-	searcher, release, err := openSearcher(s)
-	if err != nil {
-		return nil, err
-	}
+	searcher, release := openMountSearcher(s)
 	h.Querier = &index.Querier{Searcher: searcher, Cites: mineCites(s)}
 	return release, nil
 }

@@ -1,0 +1,851 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bq "github.com/blevesearch/bleve/v2/search/query"
+	"github.com/fsnotify/fsnotify"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/index/query"
+)
+
+// SchemaVersion names the index's document mapping and id scheme. An
+// index written with another version is moved aside and rebuilt.
+const SchemaVersion = "mfm-cue-1"
+
+// CellSize is the side, in blocks, of the x/z cells near: is prefiltered by.
+const CellSize = 32
+
+// maxNearCells caps the cells a near: term is prefiltered by; a larger
+// radius is answered by the exact distance test alone.
+const maxNearCells = 256
+
+// batchRows is how many rows one bleve batch holds (bleve.md: 500–1000 is
+// fastest; 10,000 peaked at 1.2 GB RSS).
+const batchRows = 1000
+
+// ErrBusy is returned (wrapped) by Open when another process holds the
+// store's cue index.
+var ErrBusy = errors.New("cue index is in use by another process")
+
+// Options configure Open.
+type Options struct {
+	// Progress, when set, receives a progress bar while rows are indexed
+	// in bulk (pass os.Stderr when it is a terminal).
+	Progress io.Writer
+	// Logger receives warnings (malformed rows, rebuilds); nil is slog.Default.
+	Logger *slog.Logger
+}
+
+// Index is the bleve (scorch) cue index of a store, derived and
+// disposable: it lives in store/.mfm/cue/ and holds, per row, only the
+// terms queries prefilter by; rows are read back from index.jsonl by
+// their offset and checked with query.Match, so its answers equal Scan's.
+// Each life has a watermark (offset and sha256 of the last indexed line);
+// Sync indexes what lies past it. One process at a time owns an index
+// (an flock on .mfm/cue.lock).
+type Index struct {
+	store *episodes.Store
+	path  string // the bleve index directory
+	log   *slog.Logger
+	lock  *os.File
+
+	mu    sync.Mutex // serialises Sync and rebuilds; guards marks and idx replacement
+	idx   bleve.Index
+	marks map[int]mark
+}
+
+// mark is a life's watermark: rows before Offset are indexed; the line
+// [LastStart, Offset) hashes to Sum.
+type mark struct {
+	Offset    int64  `json:"offset"`
+	LastStart int64  `json:"last_start"`
+	Sum       string `json:"sha256"`
+}
+
+// Stats describe an open index.
+type Stats struct {
+	Docs    uint64        // rows indexed
+	Lives   int           // lives with a watermark
+	Rebuilt bool          // Open moved an old index aside or built a new one
+	Reason  string        // why it was rebuilt ("missing", "schema …", …)
+	Indexed int           // rows Open indexed (bulk build or tail)
+	Took    time.Duration // Open's wall time
+}
+
+// Open opens (or builds) store s's cue index and brings it up to date.
+// A missing index is built; a corrupt one, one of another schema, or one
+// whose watermarks no longer match index.jsonl is moved aside and rebuilt.
+// If another process owns the index, Open fails with ErrBusy.
+func Open(s *episodes.Store, opt Options) (*Index, Stats, error) {
+	start := time.Now()
+	log := opt.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	lockPath, err := s.MetaPath("cue.lock")
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("cue index: %w", err)
+	}
+	lf, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("cue index: %w", err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(lockPath)
+		lf.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, Stats{}, fmt.Errorf("%w (%s: %s)", ErrBusy, lockPath, bytes.TrimSpace(holder))
+		}
+		return nil, Stats{}, fmt.Errorf("cue index: lock %s: %w", lockPath, err)
+	}
+	_ = lf.Truncate(0)
+	_, _ = lf.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+" since "+time.Now().UTC().Format(time.RFC3339)+"\n"), 0)
+
+	x := &Index{store: s, path: s.Path(episodes.MetaDir, "cue"), log: log, lock: lf}
+	var st Stats
+	reason := x.open()
+	if reason != "" {
+		st.Rebuilt, st.Reason = true, reason
+		if err := x.rebuild(reason); err != nil {
+			x.Close()
+			return nil, st, err
+		}
+	}
+	n, err := x.sync(opt.Progress)
+	if err != nil {
+		x.Close()
+		return nil, st, err
+	}
+	st.Indexed = n
+	if n >= 10*batchRows {
+		if err := x.forceMerge(); err != nil {
+			log.Warn("cue index: merge after bulk build", "err", err)
+		}
+	}
+	st.Docs, _ = x.idx.DocCount()
+	st.Lives = len(x.marks)
+	st.Took = time.Since(start)
+	return x, st, nil
+}
+
+// open tries to open the existing index and checks its schema and
+// watermarks; it returns why the index must be rebuilt, or "".
+func (x *Index) open() string {
+	if _, err := os.Stat(x.path); errors.Is(err, os.ErrNotExist) {
+		return "missing"
+	}
+	idx, err := bleve.OpenUsing(x.path, map[string]interface{}{"bolt_timeout": "2s"})
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	v, err := idx.GetInternal([]byte("schema"))
+	if err != nil || string(v) != SchemaVersion {
+		idx.Close()
+		return fmt.Sprintf("schema %q, want %q", v, SchemaVersion)
+	}
+	raw, err := idx.GetInternal([]byte("marks"))
+	marks := map[int]mark{}
+	if err == nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, &marks); err != nil {
+			idx.Close()
+			return "watermarks unreadable: " + err.Error()
+		}
+	}
+	lives, err := x.store.Lives()
+	if err != nil {
+		idx.Close()
+		return "lives: " + err.Error()
+	}
+	byN := map[int]episodes.Life{}
+	for _, l := range lives {
+		byN[l.N] = l
+	}
+	for n := range marks {
+		if _, ok := byN[n]; !ok {
+			idx.Close()
+			return fmt.Sprintf("life %d is gone", n)
+		}
+	}
+	for n, m := range marks {
+		if why := m.check(byN[n].IndexPath()); why != "" {
+			idx.Close()
+			return fmt.Sprintf("life %d: %s", n, why)
+		}
+	}
+	x.idx, x.marks = idx, marks
+	return ""
+}
+
+// check reports why the watermark no longer describes the file at path.
+func (m mark) check(path string) string {
+	if m.Offset == 0 {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "index.jsonl: " + err.Error()
+	}
+	defer f.Close()
+	if m.LastStart < 0 || m.LastStart >= m.Offset || m.Offset-m.LastStart > 64<<20 {
+		return "watermark out of range"
+	}
+	buf := make([]byte, m.Offset-m.LastStart)
+	if _, err := f.ReadAt(buf, m.LastStart); err != nil {
+		return fmt.Sprintf("index.jsonl shorter than the watermark (%d bytes)", m.Offset)
+	}
+	if sum := sha256.Sum256(buf); hex.EncodeToString(sum[:]) != m.Sum {
+		return fmt.Sprintf("the line at offset %d changed", m.LastStart)
+	}
+	return ""
+}
+
+// rebuild moves the index aside (if any) and creates an empty one.
+func (x *Index) rebuild(reason string) error {
+	if x.idx != nil {
+		x.idx.Close()
+		x.idx = nil
+	}
+	if _, err := os.Stat(x.path); err == nil {
+		aside := x.path + ".old-" + time.Now().UTC().Format("20060102T150405.000000000")
+		if err := os.Rename(x.path, aside); err != nil {
+			return fmt.Errorf("cue index: move aside: %w", err)
+		}
+		x.log.Warn("cue index: rebuilding", "reason", reason, "old", aside)
+		// The old copy is of no further use; failing to delete it loses nothing.
+		go os.RemoveAll(aside)
+	}
+	idx, err := bleve.NewUsing(x.path, docMapping(), scorch.Name, scorch.Name, map[string]interface{}{"bolt_timeout": "2s"})
+	if err != nil {
+		return fmt.Errorf("cue index: create %s: %w", x.path, err)
+	}
+	if err := idx.SetInternal([]byte("schema"), []byte(SchemaVersion)); err != nil {
+		idx.Close()
+		return fmt.Errorf("cue index: %w", err)
+	}
+	x.idx, x.marks = idx, map[int]mark{}
+	return nil
+}
+
+func (x *Index) forceMerge() error {
+	adv, err := x.idx.Advanced()
+	if err != nil {
+		return err
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	return sc.ForceMerge(context.Background(), nil)
+}
+
+// Close releases the index and its lock.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var err error
+	if x.idx != nil {
+		err = x.idx.Close()
+		x.idx = nil
+	}
+	if x.lock != nil {
+		_ = x.lock.Truncate(0)
+		x.lock.Close() // drops the flock
+		x.lock = nil
+	}
+	return err
+}
+
+// Sync indexes the rows appended to any life since the last Sync and
+// returns how many it indexed. A life whose index.jsonl shrank (which the
+// store's rules forbid) makes Sync rebuild the whole index.
+func (x *Index) Sync() (int, error) { return x.sync(nil) }
+
+func (x *Index) sync(progress io.Writer) (int, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		return 0, errors.New("cue index: closed")
+	}
+	type todo struct {
+		life       episodes.Life
+		from, size int64
+	}
+	var work []todo
+	var total int64
+	for attempt := 0; ; attempt++ {
+		lives, err := x.store.Lives()
+		if err != nil {
+			return 0, fmt.Errorf("cue index: %w", err)
+		}
+		work, total = work[:0], 0
+		shrank := ""
+		for _, l := range lives {
+			m := x.marks[l.N]
+			st, err := os.Stat(l.IndexPath())
+			if errors.Is(err, os.ErrNotExist) {
+				st, err = nil, nil
+			}
+			if err != nil {
+				return 0, fmt.Errorf("cue index: %w", err)
+			}
+			if st != nil && st.Size() == m.Offset {
+				continue // the common case: nothing new, no read
+			}
+			size, err := completeSize(l.IndexPath())
+			if err != nil {
+				return 0, fmt.Errorf("cue index: %w", err)
+			}
+			if size < m.Offset {
+				shrank = fmt.Sprintf("life %d: index.jsonl shrank from %d to %d bytes", l.N, m.Offset, size)
+				break
+			}
+			if size > m.Offset {
+				work = append(work, todo{l, m.Offset, size})
+				total += size - m.Offset
+			}
+		}
+		if shrank == "" {
+			break
+		}
+		if attempt > 0 {
+			return 0, fmt.Errorf("cue index: %s", shrank)
+		}
+		if err := x.rebuild(shrank); err != nil {
+			return 0, err
+		}
+	}
+	if len(work) == 0 {
+		return 0, nil
+	}
+	var bar *progressbar.ProgressBar
+	if progress != nil && total > 4<<20 {
+		bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(progress),
+			progressbar.OptionSetDescription("mfmd: indexing index.jsonl"),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+		defer bar.Finish()
+	}
+	indexed := 0
+	for _, w := range work {
+		n, err := x.indexLife(w.life, w.from, bar)
+		indexed += n
+		if err != nil {
+			return indexed, err
+		}
+	}
+	return indexed, nil
+}
+
+// indexLife indexes life l's rows from byte offset from, in batches, each
+// batch carrying the watermark it reaches.
+func (x *Index) indexLife(l episodes.Life, from int64, bar *progressbar.ProgressBar) (int, error) {
+	b := x.idx.NewBatch()
+	m := x.marks[l.N]
+	var last []byte
+	rows, pending := 0, 0
+	flush := func() error {
+		sum := sha256.Sum256(last)
+		m.Sum = hex.EncodeToString(sum[:])
+		marks := make(map[int]mark, len(x.marks)+1)
+		for k, v := range x.marks {
+			marks[k] = v
+		}
+		marks[l.N] = m
+		raw, _ := json.Marshal(marks)
+		b.SetInternal([]byte("marks"), raw)
+		if err := x.idx.Batch(b); err != nil {
+			return fmt.Errorf("cue index: life %d: %w", l.N, err)
+		}
+		x.marks = marks
+		b.Reset()
+		pending = 0
+		return nil
+	}
+	_, err := episodes.ScanFile(l.IndexPath(), from, func(line episodes.Line) error {
+		size := int64(len(line.Data)) + 1
+		last = append(append(last[:0], line.Data...), '\n')
+		m.LastStart, m.Offset = line.Offset, line.Offset+size
+		if bar != nil {
+			_ = bar.Add64(size)
+		}
+		pending++ // a malformed line moves the watermark too
+		if len(bytes.TrimSpace(line.Data)) > 0 {
+			r, err := episodes.ParseRow(line.Data)
+			if err != nil {
+				x.log.Warn("cue index: skipping a malformed row (mfmd fsck names it)", "file", l.IndexPath(), "line_offset", line.Offset, "err", err)
+			} else {
+				if err := b.Index(docID(l.N, line.Offset), rowDoc(l.N, &r)); err != nil {
+					return fmt.Errorf("cue index: row %s: %w", r.ID, err)
+				}
+				rows++
+			}
+		}
+		if pending >= batchRows {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return rows, err
+	}
+	if pending > 0 {
+		if err := flush(); err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
+}
+
+// completeSize is the length of path's prefix that ends in '\n' (0 when
+// the file does not exist).
+func completeSize(path string) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return episodes.CompleteSize(f)
+}
+
+// docID is a row's document id: life and byte offset, zero-padded so ids
+// sort in chronological order (earlier lives first, then file order).
+func docID(life int, offset int64) string {
+	return fmt.Sprintf("%04d:%013d", life, offset)
+}
+
+func parseDocID(id string) (life int, offset int64, err error) {
+	if len(id) != 18 || id[4] != ':' {
+		return 0, 0, fmt.Errorf("cue index: bad document id %q", id)
+	}
+	life, err = strconv.Atoi(id[:4])
+	if err == nil {
+		offset, err = strconv.ParseInt(id[5:], 10, 64)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("cue index: bad document id %q", id)
+	}
+	return life, offset, nil
+}
+
+// Field names of an indexed row.
+const (
+	fWords  = "w"     // query.Tokens of the row's text fields, deduplicated
+	fTag    = "tag"   // each tag
+	fAction = "act"   // the action kind
+	fLife   = "life"  // the life number
+	fCell   = "cell"  // floor(x/CellSize)_floor(z/CellSize)
+	fY      = "fy"    // floor(y)
+	fFirst  = "first" // first_step
+	fLast   = "last"  // last_step
+	fTime   = "t"     // floor of the row's time in Unix seconds
+)
+
+// docMapping indexes only what queries prefilter by, with nothing stored
+// and no doc values, _all disabled (bleve.md: the mapping choices that
+// make it fast), and text pre-tokenized with query.Tokens so an indexed
+// term is exactly what Match compares.
+func docMapping() mapping.IndexMapping {
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
+		return f
+	}
+	num := func() *mapping.FieldMapping {
+		f := bleve.NewNumericFieldMapping()
+		f.Store, f.IncludeInAll, f.DocValues = false, false, false
+		return f
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
+	for _, f := range []string{fWords, fTag, fAction, fLife, fCell} {
+		dm.AddFieldMappingsAt(f, kw())
+	}
+	for _, f := range []string{fY, fFirst, fLast, fTime} {
+		dm.AddFieldMappingsAt(f, num())
+	}
+	im := bleve.NewIndexMapping()
+	im.DefaultMapping = dm
+	im.StoreDynamic, im.IndexDynamic, im.DocValuesDynamic = false, false, false
+	return im
+}
+
+func cellOf(x, z float64) string {
+	return strconv.FormatFloat(math.Floor(x/CellSize), 'f', 0, 64) + "_" + strconv.FormatFloat(math.Floor(z/CellSize), 'f', 0, 64)
+}
+
+// rowDoc is the indexed document of row r of life n.
+func rowDoc(n int, r *episodes.Row) map[string]interface{} {
+	seen := map[string]bool{}
+	var words []string
+	for _, t := range query.TextFields(r) {
+		for _, w := range query.Tokens(t) {
+			if !seen[w] {
+				seen[w] = true
+				words = append(words, w)
+			}
+		}
+	}
+	d := map[string]interface{}{
+		fLife:  strconv.Itoa(n),
+		fCell:  cellOf(r.X, r.Z),
+		fY:     math.Floor(r.Y),
+		fFirst: float64(r.FirstStep),
+		fLast:  float64(r.LastStep),
+	}
+	if len(words) > 0 {
+		d[fWords] = words
+	}
+	if len(r.Tags) > 0 {
+		d[fTag] = r.Tags
+	}
+	if a := r.Action(); a != "" {
+		d[fAction] = a
+	}
+	if t, err := time.Parse(time.RFC3339Nano, r.Time); err == nil {
+		d[fTime] = float64(t.Unix())
+	}
+	return d
+}
+
+func term(field, v string) bq.Query {
+	q := bleve.NewTermQuery(v)
+	q.SetField(field)
+	return q
+}
+
+func numRange(field string, lo, hi *float64) bq.Query {
+	t := true
+	q := bleve.NewNumericRangeInclusiveQuery(lo, hi, &t, &t)
+	q.SetField(field)
+	return q
+}
+
+func fp(v float64) *float64 { return &v }
+
+// prefilter is a bleve query matching a superset of the rows q.Match
+// accepts among the given lives (nil: all lives).
+func prefilter(q *query.Query, lives []int) bq.Query {
+	var must []bq.Query
+	if lives != nil {
+		var ls []bq.Query
+		for _, n := range lives {
+			ls = append(ls, term(fLife, strconv.Itoa(n)))
+		}
+		must = append(must, bleve.NewDisjunctionQuery(ls...))
+	}
+	for _, t := range q.Tags {
+		must = append(must, term(fTag, t))
+	}
+	if len(q.Actions) > 0 {
+		var as []bq.Query
+		for _, a := range q.Actions {
+			as = append(as, term(fAction, a))
+		}
+		must = append(must, bleve.NewDisjunctionQuery(as...))
+	}
+	if s := q.Steps; s != nil {
+		must = append(must, numRange(fFirst, nil, fp(float64(s.B))), numRange(fLast, fp(float64(s.A)), nil))
+	}
+	if n := q.Near; n != nil {
+		x0, x1 := math.Floor((n.X-n.R)/CellSize), math.Floor((n.X+n.R)/CellSize)
+		z0, z1 := math.Floor((n.Z-n.R)/CellSize), math.Floor((n.Z+n.R)/CellSize)
+		if (x1-x0+1)*(z1-z0+1) <= maxNearCells {
+			var cs []bq.Query
+			for cx := x0; cx <= x1; cx++ {
+				for cz := z0; cz <= z1; cz++ {
+					cs = append(cs, term(fCell, cellOf(cx*CellSize, cz*CellSize)))
+				}
+			}
+			must = append(must, bleve.NewDisjunctionQuery(cs...))
+		}
+		if n.ThreeD {
+			must = append(must, numRange(fY, fp(math.Floor(n.Y-n.R)), fp(math.Floor(n.Y+n.R))))
+		}
+	}
+	if y := q.Y; y != nil {
+		var lo, hi *float64
+		if !math.IsInf(y.Min, -1) {
+			lo = fp(math.Floor(y.Min))
+		}
+		if !math.IsInf(y.Max, 1) {
+			hi = fp(math.Floor(y.Max))
+		}
+		if lo != nil || hi != nil {
+			must = append(must, numRange(fY, lo, hi))
+		}
+	}
+	if !q.Since.IsZero() || !q.Until.IsZero() {
+		var lo, hi *float64
+		if !q.Since.IsZero() {
+			lo = fp(float64(q.Since.Unix()))
+		}
+		if !q.Until.IsZero() {
+			hi = fp(float64(q.Until.Unix()))
+		}
+		must = append(must, numRange(fTime, lo, hi))
+	}
+	if !q.InMine {
+		for _, w := range q.Words {
+			for _, t := range w {
+				must = append(must, term(fWords, t))
+			}
+		}
+	}
+	var base bq.Query = bleve.NewMatchAllQuery()
+	if len(must) > 0 {
+		base = bleve.NewConjunctionQuery(must...)
+	}
+	if len(q.NotTags) == 0 {
+		return base
+	}
+	b := bleve.NewBooleanQuery()
+	b.AddMust(base)
+	for _, t := range q.NotTags {
+		b.AddMustNot(term(fTag, t))
+	}
+	return b
+}
+
+// pageSize is how many candidates one bleve request returns.
+const pageSize = 2000
+
+// Search implements Searcher: it first indexes any rows appended since
+// the last Sync (so a row is searchable as soon as it is complete in
+// index.jsonl), then asks bleve for candidates in chronological order
+// and keeps those query.Match accepts.
+func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
+	if _, err := x.Sync(); err != nil {
+		return nil, err
+	}
+	lives, err := x.store.Lives()
+	if err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
+	current := lives[len(lives)-1].N
+	var want []int
+	byN := map[int]episodes.Life{}
+	for _, l := range lives {
+		if q.WantsLife(l.N, current) {
+			want = append(want, l.N)
+			byN[l.N] = l
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	if len(want) == len(lives) {
+		want = nil // every life: no life clause
+	}
+	x.mu.Lock()
+	idx := x.idx
+	x.mu.Unlock()
+	if idx == nil {
+		return nil, errors.New("cue index: closed")
+	}
+	rd := newRowReader(x.store, byN)
+	defer rd.close()
+	pf := prefilter(q, want)
+	newestFirst := q.Last > 0
+	var hits []Hit
+	var after []string
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		size := pageSize
+		if newestFirst {
+			size = min(pageSize, max(2*(q.Last-len(hits)), 16))
+		}
+		req := bleve.NewSearchRequestOptions(pf, size, 0, false)
+		req.Score = "none"
+		if newestFirst {
+			req.SortBy([]string{"-_id"})
+		} else {
+			req.SortBy([]string{"_id"})
+		}
+		req.SearchAfter = after
+		res, err := idx.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("query: cue index: %w", err)
+		}
+		for _, d := range res.Hits {
+			h, ok, err := rd.hit(d.ID, q)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				hits = append(hits, h)
+				if newestFirst && len(hits) == q.Last {
+					break
+				}
+			}
+		}
+		if len(res.Hits) < size || (newestFirst && len(hits) >= q.Last) {
+			break
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+	if newestFirst {
+		for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
+			hits[i], hits[j] = hits[j], hits[i]
+		}
+	}
+	return hits, nil
+}
+
+// rowReader reads indexed rows back from their lives' index.jsonl.
+type rowReader struct {
+	store  *episodes.Store
+	lives  map[int]episodes.Life
+	files  map[int]*os.File
+	prefix map[int]string
+	buf    []byte
+}
+
+func newRowReader(s *episodes.Store, lives map[int]episodes.Life) *rowReader {
+	return &rowReader{store: s, lives: lives, files: map[int]*os.File{}, prefix: map[int]string{}, buf: make([]byte, 4096)}
+}
+
+func (rd *rowReader) close() {
+	for _, f := range rd.files {
+		f.Close()
+	}
+}
+
+// hit reads the row of document id and reports whether it matches q.
+func (rd *rowReader) hit(id string, q *query.Query) (Hit, bool, error) {
+	n, off, err := parseDocID(id)
+	if err != nil {
+		return Hit{}, false, err
+	}
+	l, ok := rd.lives[n]
+	if !ok {
+		return Hit{}, false, nil // a life this query does not want (or one gone)
+	}
+	f := rd.files[n]
+	if f == nil {
+		f, err = os.Open(l.IndexPath())
+		if err != nil {
+			return Hit{}, false, fmt.Errorf("query: %w", err)
+		}
+		rd.files[n] = f
+		p, err := LifePrefix(rd.store, l)
+		if err != nil {
+			return Hit{}, false, err
+		}
+		rd.prefix[n] = p
+	}
+	line, err := readLine(f, off, rd.buf)
+	if err != nil {
+		return Hit{}, false, fmt.Errorf("query: life %d: row at offset %d: %w", n, off, err)
+	}
+	r, err := episodes.ParseRow(line)
+	if err != nil {
+		return Hit{}, false, fmt.Errorf("query: life %d: row at offset %d: %w (the index is stale; it is rebuilt on the next start)", n, off, err)
+	}
+	if !q.Match(&r) {
+		return Hit{}, false, nil
+	}
+	return Hit{Life: n, Row: r.Raw, Dir: EpisodeDir(rd.prefix[n], &r)}, true, nil
+}
+
+// readLine reads the line starting at off (without its '\n').
+func readLine(f *os.File, off int64, buf []byte) ([]byte, error) {
+	var line []byte
+	for {
+		n, err := f.ReadAt(buf, off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return append(line, buf[:i]...), nil
+		}
+		line = append(line, buf[:n]...)
+		off += int64(n)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("no complete line")
+			}
+			return nil, err
+		}
+	}
+}
+
+// Watch keeps the index up to date until ctx is done, so appended rows
+// are indexed before anyone asks (Search catches up by itself too). It
+// syncs when fsnotify reports a change to the store root or previous/,
+// and every poll interval in case events are missed (some network and
+// overlay filesystems send none); poll <= 0 means one second.
+func (x *Index) Watch(ctx context.Context, poll time.Duration) {
+	x.watch(ctx, poll, true)
+}
+
+func (x *Index) watch(ctx context.Context, poll time.Duration, notify bool) {
+	if poll <= 0 {
+		poll = time.Second
+	}
+	var events chan fsnotify.Event
+	if notify {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			x.log.Warn("cue index: no file events; polling", "every", poll, "err", err)
+		} else {
+			defer w.Close()
+			if err := w.Add(x.store.Root); err != nil {
+				x.log.Warn("cue index: no file events; polling", "every", poll, "err", err)
+			}
+			_ = w.Add(x.store.Path(episodes.PreviousDir)) // may not exist yet; the root's events cover its creation
+			events = w.Events
+			go func() {
+				for err := range w.Errors {
+					x.log.Warn("cue index: file events", "err", err)
+				}
+			}()
+		}
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			base := filepath.Base(ev.Name)
+			if base != episodes.IndexFileName && base != episodes.PreviousDir && !strings.HasPrefix(base, "life_") {
+				continue
+			}
+		case <-tick.C:
+		}
+		if _, err := x.Sync(); err != nil && ctx.Err() == nil {
+			x.log.Warn("cue index: sync", "err", err)
+		}
+	}
+}
