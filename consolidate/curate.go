@@ -42,7 +42,18 @@ func Curate(cands []Candidate, known map[string]bool) (accepted, rejected []Cand
 			}
 			m.SupportCount += max(c.SupportCount, 1)
 			m.Confidence = round3(math.Max(m.Confidence, c.Confidence) + (1-math.Max(m.Confidence, c.Confidence))*0.25)
-			m.Usage = append(m.Usage, "merged duplicate from "+c.Scope)
+			line := "merged duplicate from " + c.Scope
+			// inv_ge ITEM N and inv_ge ITEM M: keep the smaller count, which
+			// every supporting run reached.
+			if item, n, ok := invGe(m.Verify); ok {
+				if _, n2, ok := invGe(c.Verify); ok && n2 != n {
+					line += " (" + c.Verify + ")"
+					if n2 < n {
+						m.Verify = fmt.Sprintf("inv_ge %s %d", item, n2)
+					}
+				}
+			}
+			m.Usage = append(m.Usage, line)
 			continue
 		}
 		if c.SupportCount == 0 {

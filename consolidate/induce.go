@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -39,8 +40,9 @@ type Candidate struct {
 	Support       []Ref             `json:"support"`
 	SupportCount  int               `json:"support_count"`
 	Confidence    float64           `json:"confidence"`
-	Usage         []string          `json:"usage,omitempty"` // how often and when it was merged / retrieved
-	Source        string            `json:"source"`          // "inducer" or "llm"
+	Usage         []string          `json:"usage,omitempty"`     // history: merges, then the last retrievals
+	Retrieved     int               `json:"retrieved,omitempty"` // how often a retrieval returned it (usage.jsonl)
+	Source        string            `json:"source"`              // "inducer" or "llm"
 	Status        string            `json:"status,omitempty"`
 	Reason        string            `json:"reason,omitempty"`
 }
@@ -52,8 +54,30 @@ func (c *Candidate) key() string {
 	for _, k := range sortedTrig(c.Trigger) {
 		fmt.Fprintf(&b, "|%s=%s", k, c.Trigger[k])
 	}
-	fmt.Fprintf(&b, "|%s|%s|%s", strings.Join(c.Steps, ";"), c.Verify, strings.Join(c.Repair, ";"))
+	fmt.Fprintf(&b, "|%s|%s|%s", strings.Join(c.Steps, ";"), verifyKey(c.Verify), strings.Join(c.Repair, ";"))
 	return b.String()
+}
+
+// verifyKey is a verification rule without the count of "inv_ge ITEM N":
+// skills that differ only in how many items a run gained are duplicates.
+func verifyKey(v string) string {
+	if item, _, ok := invGe(v); ok {
+		return "inv_ge " + item
+	}
+	return v
+}
+
+// invGe splits "inv_ge ITEM N".
+func invGe(v string) (item string, n int, ok bool) {
+	f := strings.Fields(v)
+	if len(f) != 3 || f[0] != "inv_ge" {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return "", 0, false
+	}
+	return f[1], n, true
 }
 
 // triggerKey identifies entries competing for the same situation.
@@ -64,7 +88,7 @@ func (c *Candidate) triggerKey() string {
 		fmt.Fprintf(&b, "|%s=%s", k, c.Trigger[k])
 	}
 	if c.Kind == KindSkill {
-		b.WriteString("|" + c.Verify)
+		b.WriteString("|" + verifyKey(c.Verify))
 	}
 	return b.String()
 }

@@ -1,9 +1,19 @@
 package consolidate
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/mfm-project/mfm/episodes"
 )
 
 // Context is a retrieval context: state fields to match and a token budget.
@@ -77,41 +87,152 @@ func Relevance(c Candidate, ctx Context) float64 {
 }
 
 // Retrieve picks the accepted entries of greatest total relevance whose
-// tokens fit ctx.Budget (0/1 knapsack, dynamic programming over tokens).
+// tokens fit ctx.Budget: a 0/1 knapsack, value the relevance and weight
+// the tokens, solved exactly (dynamic programming over tokens), so it
+// never does worse than taking entries greedily by relevance per token.
+// The entries come out by relevance per token, highest first.
 func Retrieve(accepted []Candidate, ctx Context) []Candidate {
-	type item struct {
-		c   Candidate
-		w   int
-		val float64
-	}
-	var items []item
+	var cs []Candidate
+	var ws []int
+	var vs []float64
 	for _, c := range accepted {
 		if r := Relevance(c, ctx); r > 0 {
-			items = append(items, item{c, max(Tokens(c), 1), r})
+			cs = append(cs, c)
+			ws = append(ws, max(Tokens(c), 1))
+			vs = append(vs, r)
 		}
 	}
-	W := ctx.Budget
+	pick := Knapsack(ws, vs, ctx.Budget)
+	sort.SliceStable(pick, func(a, b int) bool {
+		i, j := pick[a], pick[b]
+		return vs[i]/float64(ws[i]) > vs[j]/float64(ws[j])
+	})
+	out := make([]Candidate, 0, len(pick))
+	for _, i := range pick {
+		out = append(out, cs[i])
+	}
+	return out
+}
+
+// Knapsack returns the indices (ascending) of the items of greatest total
+// value whose weights sum to at most budget (0/1; weights ≥ 1).
+func Knapsack(weights []int, values []float64, budget int) []int {
+	W := 0
+	for _, w := range weights {
+		W += w
+	}
+	W = min(W, budget)
+	if W <= 0 {
+		return nil
+	}
 	best := make([]float64, W+1)
-	take := make([][]bool, len(items))
-	for i, it := range items {
+	take := make([][]bool, len(weights))
+	for i, w := range weights {
 		take[i] = make([]bool, W+1)
-		for w := W; w >= it.w; w-- {
-			if v := best[w-it.w] + it.val; v > best[w]+1e-12 {
-				best[w] = v
-				take[i][w] = true
+		for c := W; c >= w; c-- {
+			if v := best[c-w] + values[i]; v > best[c]+1e-12 {
+				best[c] = v
+				take[i][c] = true
 			}
 		}
 	}
-	var out []Candidate
-	w := W
-	for i := len(items) - 1; i >= 0; i-- {
-		if take[i][w] {
-			out = append(out, items[i].c)
-			w -= items[i].w
+	var out []int
+	c := W
+	for i := len(weights) - 1; i >= 0; i-- {
+		if take[i][c] {
+			out = append(out, i)
+			c -= weights[i]
 		}
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+	sort.Ints(out)
+	return out
+}
+
+// String is the canonical form of a context: its fields by name, then the budget.
+func (c Context) String() string {
+	var parts []string
+	for _, k := range sortedTrig(c.Fields) {
+		parts = append(parts, k+"="+c.Fields[k])
+	}
+	return strings.Join(append(parts, fmt.Sprintf("budget=%d", c.Budget)), ",")
+}
+
+// UsageRecord is one retrieval: a line of .mfm/consolidate/usage.jsonl.
+type UsageRecord struct {
+	Time    string   `json:"time"`
+	Context string   `json:"context"`
+	IDs     []string `json:"ids"`
+	Via     string   `json:"via"` // "mount" or "cli"
+}
+
+// UsageFile is the retrieval history, relative to the store root (derived data).
+const UsageFile = Dir + "/usage.jsonl"
+
+// LogUsage appends a retrieval of got for ctx to usage.jsonl (one write
+// of one line on an O_APPEND file).
+func LogUsage(s *episodes.Store, ctx Context, got []Candidate, via string, now time.Time) error {
+	rec := UsageRecord{Time: now.UTC().Format(time.RFC3339), Context: ctx.String(), IDs: []string{}, Via: via}
+	for _, c := range got {
+		rec.IDs = append(rec.IDs, c.ID)
+	}
+	j, _ := json.Marshal(rec)
+	if err := os.MkdirAll(s.Path(Dir), 0o755); err != nil {
+		return fmt.Errorf("usage: %w", err)
+	}
+	f, err := os.OpenFile(s.Path(filepath.FromSlash(UsageFile)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("usage: %w", err)
+	}
+	_, err = f.Write(append(j, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("usage: %w", err)
+	}
+	return nil
+}
+
+// ReadUsage reads usage.jsonl (none if absent; a torn or foreign line is skipped).
+func ReadUsage(s *episodes.Store) ([]UsageRecord, error) {
+	b, err := os.ReadFile(s.Path(filepath.FromSlash(UsageFile)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("usage: %w", err)
+	}
+	var out []UsageRecord
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var r UsageRecord
+		if len(line) > 0 && json.Unmarshal(line, &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// MaxUsageLines is how many of an entry's latest retrievals its usage history shows.
+const MaxUsageLines = 5
+
+// WithUsage returns cs with each entry's retrieval count and its latest
+// retrievals (at most MaxUsageLines) appended to its usage history.
+func WithUsage(cs []Candidate, recs []UsageRecord) []Candidate {
+	by := map[string][]UsageRecord{}
+	for _, r := range recs {
+		for _, id := range r.IDs {
+			by[id] = append(by[id], r)
+		}
+	}
+	out := make([]Candidate, len(cs))
+	for i, c := range cs {
+		rs := by[c.ID]
+		c.Retrieved = len(rs)
+		c.Usage = append([]string(nil), c.Usage...)
+		for _, r := range rs[max(0, len(rs)-MaxUsageLines):] {
+			c.Usage = append(c.Usage, fmt.Sprintf("retrieved %s for %s (%s)", r.Time, r.Context, r.Via))
+		}
+		out[i] = c
 	}
 	return out
 }
@@ -175,8 +296,24 @@ func Markdown(c Candidate) string {
 	for _, r := range c.Support {
 		refs = append(refs, RefString(r))
 	}
-	fmt.Fprintf(&b, "- support (%d): %s\n", c.SupportCount, strings.Join(refs, ", "))
+	fmt.Fprintf(&b, "- support: %d occurrence(s), %d episode(s): %s\n", c.SupportCount, len(c.Support), strings.Join(refs, ", "))
 	fmt.Fprintf(&b, "- confidence: %.3f\n", c.Confidence)
+	if c.Retrieved > 0 || len(c.Usage) > 0 {
+		merged := 0
+		var rest []string
+		for _, u := range c.Usage {
+			if strings.HasPrefix(u, "merged ") {
+				merged++
+			} else {
+				rest = append(rest, u)
+			}
+		}
+		fmt.Fprintf(&b, "- usage: %d duplicate(s) merged, retrieved %d time(s)", merged, c.Retrieved)
+		for _, u := range rest {
+			b.WriteString("; " + u)
+		}
+		b.WriteString("\n")
+	}
 	if c.Status != "" {
 		fmt.Fprintf(&b, "- status: %s", c.Status)
 		if c.Reason != "" {

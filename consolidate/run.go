@@ -65,6 +65,11 @@ func Compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) 
 	}
 	cands := append(Induce(fb, cfg), extra...)
 	acc, rej := Curate(cands, Known(s, fb))
+	recs, err := ReadUsage(s)
+	if err != nil {
+		return nil, err
+	}
+	acc = WithUsage(acc, recs)
 	m, _ := ReadMarker(s)
 	return &Result{Feedback: fb, Accepted: acc, Rejected: rej, Digest: Digest(fb, m)}, nil
 }

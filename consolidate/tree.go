@@ -2,11 +2,16 @@ package consolidate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mfm-project/mfm/episodes"
 )
@@ -19,11 +24,45 @@ import (
 //	candidates/<id>.md      every curated candidate, readable (status and reason included)
 //	candidates/<id>.json    the same as JSON
 //	retrieve/<context>      budgeted retrieval for a context (see ParseContext)
+//	usage.jsonl             the retrieval history (.mfm/consolidate/usage.jsonl)
 //
-// Everything is computed from the store at each call; nothing is written.
+// Everything is computed from the store; the only write is a retrieval's
+// line in usage.jsonl (derived data), at most one per context in
+// UsageWindow, since one cat looks a file up and reads it several times.
 type Tree struct {
 	Store  *episodes.Store
 	Config Config
+	Now    func() time.Time // nil: time.Now
+
+	mu     sync.Mutex
+	logged map[string]time.Time // context → when its retrieval was last logged
+}
+
+// UsageWindow is how long repeated reads of one retrieval count once.
+const UsageWindow = 10 * time.Second
+
+func (t *Tree) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+// logUsage records a retrieval unless the same context was logged within UsageWindow.
+func (t *Tree) logUsage(ctx Context, got []Candidate) error {
+	now := t.now()
+	key := ctx.String()
+	t.mu.Lock()
+	if last, ok := t.logged[key]; ok && now.Sub(last) < UsageWindow && now.Sub(last) >= 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	if t.logged == nil {
+		t.logged = map[string]time.Time{}
+	}
+	t.logged[key] = now
+	t.mu.Unlock()
+	return LogUsage(t.Store, ctx, got, "mount", now)
 }
 
 func (t *Tree) result() (*Result, error) { return Compute(t.Store, t.Config, nil) }
@@ -32,7 +71,7 @@ func (t *Tree) result() (*Result, error) { return Compute(t.Store, t.Config, nil
 func (t *Tree) ReadDir(ctx context.Context, dir string) ([]string, error) {
 	switch strings.Trim(dir, "/") {
 	case "":
-		return []string{"candidates/", "digest.md", "feedback.jsonl", "retrieve/"}, nil
+		return []string{"candidates/", "digest.md", "feedback.jsonl", "retrieve/", "usage.jsonl"}, nil
 	case "retrieve":
 		return []string{}, nil
 	case "candidates":
@@ -66,6 +105,12 @@ func (t *Tree) Open(ctx context.Context, path string) ([]byte, bool, error) {
 		return FeedbackJSONL(res.Feedback), false, nil
 	case p == "digest.md":
 		return res.Digest, false, nil
+	case p == "usage.jsonl":
+		b, err := os.ReadFile(t.Store.Path(filepath.FromSlash(UsageFile)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+		return b, false, nil
 	case strings.HasPrefix(p, "candidates/"):
 		name := strings.TrimPrefix(p, "candidates/")
 		for _, c := range append(append([]Candidate{}, res.Accepted...), res.Rejected...) {
@@ -88,7 +133,12 @@ func (t *Tree) Open(ctx context.Context, path string) ([]byte, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		return RenderRetrieval(ctxt, Retrieve(res.Accepted, ctxt)), false, nil
+		got := Retrieve(res.Accepted, ctxt)
+		out := RenderRetrieval(ctxt, got)
+		if err := t.logUsage(ctxt, got); err != nil {
+			out = append([]byte(fmt.Sprintf("(usage not recorded: %v)\n", err)), out...)
+		}
+		return out, false, nil
 	}
 	return nil, false, fmt.Errorf("consolidate %s: %w", path, fs.ErrNotExist)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
@@ -13,11 +14,14 @@ func init() {
 	register(&command{
 		name:    "consolidate",
 		summary: "typed feedback, candidate skills and remedies, digest (docs/CONSOLIDATE.md)",
-		usage: "--store DIR [--apply] [--llm-cmd CMD]\n\n" +
+		usage: "--store DIR [--apply] [--llm-cmd CMD] | --store DIR --retrieve CONTEXT\n\n" +
 			"Writes .mfm/consolidate/{feedback.jsonl,digest.md,rejected.jsonl,state.json,candidates/}.\n" +
 			"Never changes the record. --apply also writes each accepted candidate as a new file\n" +
 			"mine/consolidated/<id>.md citing its episodes. --llm-cmd sends the induce and curate\n" +
-			"prompts on stdin to `sh -c CMD` and validates its JSON answers with the same curator.",
+			"prompts on stdin to `sh -c CMD` and validates its JSON answers with the same curator.\n" +
+			"--retrieve CONTEXT (e.g. call=go_to,failure=NAV_STUCK,budget=300) prints the accepted\n" +
+			"entries chosen for it under the budget, as /consolidate/retrieve/CONTEXT does, records\n" +
+			"the retrieval in .mfm/consolidate/usage.jsonl and writes nothing else.",
 		run: runConsolidate,
 	})
 }
@@ -28,6 +32,7 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("store", "", "store directory")
 	apply := fs.Bool("apply", false, "write accepted candidates into mine/consolidated/")
 	llm := fs.String("llm-cmd", "", "language-model command (prompt on stdin, JSON on stdout)")
+	retrieve := fs.String("retrieve", "", "print the retrieval for a context and record it in usage.jsonl")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -38,6 +43,26 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	s, err := episodes.Open(*dir)
 	if err != nil {
 		return fail(stderr, c.name, err)
+	}
+	if *retrieve != "" {
+		if *apply || *llm != "" {
+			fmt.Fprintln(stderr, "mfmd consolidate: --retrieve takes no --apply or --llm-cmd")
+			return 2
+		}
+		ctx, err := consolidate.ParseContext(*retrieve)
+		if err != nil {
+			return fail(stderr, c.name, err)
+		}
+		res, err := consolidate.Compute(s, consolidate.DefaultConfig(), nil)
+		if err != nil {
+			return fail(stderr, c.name, err)
+		}
+		got := consolidate.Retrieve(res.Accepted, ctx)
+		stdout.Write(consolidate.RenderRetrieval(ctx, got))
+		if err := consolidate.LogUsage(s, ctx, got, "cli", time.Now()); err != nil {
+			return fail(stderr, c.name, err)
+		}
+		return 0
 	}
 	var res *consolidate.Result
 	if *llm != "" {
