@@ -58,20 +58,36 @@ func Known(s *episodes.Store, fb []Feedback) map[string]bool {
 
 // Compute runs Monitor, Inducer and Curator over s without writing
 // anything. extra are candidates from elsewhere (a language model).
+// Accepted entries carry their usage history (usage.jsonl).
 func Compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) {
+	res, err := compute(s, cfg, extra)
+	if err != nil {
+		return nil, err
+	}
+	return withUsage(s, res)
+}
+
+// compute is Compute without the usage history.
+func compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) {
 	fb, err := Monitor(s, cfg)
 	if err != nil {
 		return nil, err
 	}
 	cands := append(Induce(fb, cfg), extra...)
 	acc, rej := Curate(cands, Known(s, fb))
+	m, _ := ReadMarker(s)
+	return &Result{Feedback: fb, Accepted: acc, Rejected: rej, Digest: Digest(fb, m)}, nil
+}
+
+// withUsage returns a copy of res whose accepted entries carry the usage history.
+func withUsage(s *episodes.Store, res *Result) (*Result, error) {
 	recs, err := ReadUsage(s)
 	if err != nil {
 		return nil, err
 	}
-	acc = WithUsage(acc, recs)
-	m, _ := ReadMarker(s)
-	return &Result{Feedback: fb, Accepted: acc, Rejected: rej, Digest: Digest(fb, m)}, nil
+	r := *res
+	r.Accepted = WithUsage(res.Accepted, recs)
+	return &r, nil
 }
 
 // ReadMarker reads the last consolidation's marker (zero if none).

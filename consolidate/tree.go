@@ -26,7 +26,8 @@ import (
 //	retrieve/<context>      budgeted retrieval for a context (see ParseContext)
 //	usage.jsonl             the retrieval history (.mfm/consolidate/usage.jsonl)
 //
-// Everything is computed from the store; the only write is a retrieval's
+// Everything is computed from the store, and cached until what it was
+// computed from changes (see treeKey); the only write is a retrieval's
 // line in usage.jsonl (derived data), at most one per context in
 // UsageWindow, since one cat looks a file up and reads it several times.
 type Tree struct {
@@ -34,8 +35,46 @@ type Tree struct {
 	Config Config
 	Now    func() time.Time // nil: time.Now
 
-	mu     sync.Mutex
-	logged map[string]time.Time // context → when its retrieval was last logged
+	mu       sync.Mutex
+	logged   map[string]time.Time // context → when its retrieval was last logged
+	cached   *Result              // without usage
+	key      treeKey
+	computes int // how often the result was computed (for tests)
+}
+
+// treeKey is what a cached result depends on: the size and modification
+// time of each life's index.jsonl, and the modification times of
+// previous/ (a life added), mine/procedures/ (the known procedures) and
+// the consolidation marker (the digest's start). Episode files are
+// complete before their index row is appended, so the index stands for E.
+type treeKey struct {
+	index  string
+	prev   time.Time
+	procs  time.Time
+	marker time.Time
+}
+
+func (t *Tree) treeKey() treeKey {
+	var k treeKey
+	mod := func(p string) time.Time {
+		if fi, err := os.Stat(p); err == nil {
+			return fi.ModTime()
+		}
+		return time.Time{}
+	}
+	var b strings.Builder
+	if lives, err := t.Store.Lives(); err == nil {
+		for _, l := range lives {
+			if fi, err := os.Stat(filepath.Join(l.Root, "index.jsonl")); err == nil {
+				fmt.Fprintf(&b, "%d:%d:%d;", l.N, fi.Size(), fi.ModTime().UnixNano())
+			}
+		}
+	}
+	k.index = b.String()
+	k.prev = mod(t.Store.Path(episodes.PreviousDir))
+	k.procs = mod(t.Store.Path(episodes.MineDir, "procedures"))
+	k.marker = mod(t.Store.Path(Dir, "state.json"))
+	return k
 }
 
 // UsageWindow is how long repeated reads of one retrieval count once.
@@ -65,7 +104,29 @@ func (t *Tree) logUsage(ctx Context, got []Candidate) error {
 	return LogUsage(t.Store, ctx, got, "mount", now)
 }
 
-func (t *Tree) result() (*Result, error) { return Compute(t.Store, t.Config, nil) }
+// result is the consolidation of the store as it is now: the cached one
+// while the treeKey is unchanged, with the current usage history.
+func (t *Tree) result() (*Result, error) {
+	k := t.treeKey()
+	t.mu.Lock()
+	res := t.cached
+	if res != nil && t.key != k {
+		res = nil
+	}
+	t.mu.Unlock()
+	if res == nil {
+		var err error
+		res, err = compute(t.Store, t.Config, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		t.cached, t.key = res, k
+		t.computes++
+		t.mu.Unlock()
+	}
+	return withUsage(t.Store, res)
+}
 
 // ReadDir lists dir; names ending in "/" are directories.
 func (t *Tree) ReadDir(ctx context.Context, dir string) ([]string, error) {
