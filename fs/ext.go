@@ -2,10 +2,14 @@ package fs
 
 import (
 	"context"
+	"strings"
+	"sync/atomic"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/episodes"
 )
 
 // extensions holds the query index and the view renderer the mount wires
@@ -60,9 +64,57 @@ func (m *mfs) lookupView(ctx context.Context, parent *gofs.Inode, rel, name stri
 	if err != nil {
 		return nil, m.fail(ctx, "/"+rel, invalid(err))
 	}
-	ops := &bytesFile{m: m, kind: "view", content: func(context.Context) ([]byte, error) { return data, nil }}
+	ops := &bytesFile{m: m, kind: "view"}
+	if stableView(v, rel) {
+		// Rendered once: the bytes stay valid for the inode's life.
+		ops.ttl = immutableTTL
+		ops.content = func(context.Context) ([]byte, error) { return data, nil }
+	} else {
+		// Live (map/here, then-and-now, the current life's map): each
+		// stat and open asks the Viewer again (its cache makes an
+		// unchanged view cheap). The kernel may hand back an inode it
+		// still holds for this name, so the content must not be the
+		// bytes of this lookup.
+		// The first stat (this lookup's fillEntry) uses this render.
+		var first atomic.Pointer[[]byte]
+		first.Store(&data)
+		ops.content = func(ctx context.Context) ([]byte, error) {
+			if b := first.Swap(nil); b != nil {
+				return *b, nil
+			}
+			return m.renderView(ctx, rel)
+		}
+	}
 	ch := parent.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(parent.StableAttr().Ino, name)})
 	return ch, fillEntry(ctx, ch, out)
+}
+
+// renderView renders rel again for a live view's stat or open.
+func (m *mfs) renderView(ctx context.Context, rel string) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+	defer cancel()
+	data, ok, err := m.opt.Hooks.Viewer.View(rctx, rel)
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return data, nil
+}
+
+// stableView reports whether the kernel may cache the view rel: only
+// views beside recorded frames (episodes/, previous/) that the Viewer
+// says never change.
+func stableView(v Viewer, rel string) bool {
+	sv, ok := v.(StableViewer)
+	if !ok {
+		return false
+	}
+	if !strings.HasPrefix(rel, episodes.EpisodesDir+"/") && !strings.HasPrefix(rel, episodes.PreviousDir+"/") {
+		return false
+	}
+	return sv.Stable(rel)
 }
 
 // newMapDir serves map/: every name is a map view (not listed).

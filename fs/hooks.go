@@ -36,6 +36,18 @@ type Viewer interface {
 	Grammar() string
 }
 
+// StableViewer is optionally implemented by a Viewer that knows which
+// views never change: Stable(rel) is true when the view rel (a name
+// View accepted) depends only on files that are never rewritten — a
+// recorded episode's frames, an earlier life's grid and index — and not
+// on anything live (now/, the current life's grid or index). The mount
+// lets the kernel cache such a view (entry, attributes and pages, for
+// 30 s) beside frames of episodes/ and previous/; every other view is
+// re-rendered (through the Viewer's own cache) on each access.
+type StableViewer interface {
+	Stable(rel string) bool
+}
+
 // VirtualTree is a read-only tree of generated files served under one
 // root name (for example /consolidate). Paths are slash-separated and
 // relative to the tree's root; "" is the root itself.

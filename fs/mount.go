@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,6 +64,9 @@ type mfs struct {
 	uid     uint32
 	gid     uint32
 	started time.Time
+	// virtualReads counts READ requests answered by virtual files (tests
+	// use it to see that the kernel served a cached view itself).
+	virtualReads atomic.Int64
 
 	rootOps    map[string]gofs.InodeEmbedder
 	root       []rootEntry // rootTable plus Hooks.Trees

@@ -3,8 +3,10 @@ package fs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -71,3 +73,92 @@ func TestViews(t *testing.T) {
 		t.Errorf("malformed map: %v, want EINVAL", err)
 	}
 }
+
+// countingViewer renders "render N of REL" (N counts every View call) and
+// says views ending in @stable.png never change.
+type countingViewer struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (v *countingViewer) View(ctx context.Context, rel string) ([]byte, bool, error) {
+	if !strings.Contains(rel, "@") && !strings.HasPrefix(rel, "map/") && !strings.Contains(rel, "/map/") {
+		return nil, false, nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.calls[rel]++
+	return []byte(fmt.Sprintf("render %d of %s", v.calls[rel], rel)), true, nil
+}
+
+func (v *countingViewer) n(rel string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.calls[rel]
+}
+
+func (v *countingViewer) Stable(rel string) bool { return strings.HasSuffix(rel, "@stable.png") }
+
+func (*countingViewer) Sheet(ctx context.Context, frames, labels []string) ([]byte, error) {
+	return nil, errors.New("no sheets")
+}
+
+func (*countingViewer) Grammar() string { return "views: FRAME@stable.png FRAME@live.png map/NAME" }
+
+// TestViewCaching: a view the Viewer calls stable is rendered once and
+// then served by the kernel (no View call, no READ reaches the daemon on
+// a repeated cat); a live view (map/, or one the Viewer does not call
+// stable) is rendered again on each access, so it follows the record.
+// Without a StableViewer nothing is cached.
+func TestViewCaching(t *testing.T) {
+	v := &countingViewer{calls: map[string]int{}}
+	tm := mountCopy(t, Options{NoAccessLog: true, Hooks: Hooks{Viewer: v}})
+	stable := "episodes/ep_000003/image@stable.png"
+	want := "render 1 of " + stable
+	for i := 0; i < 3; i++ {
+		before := tm.srv.m.virtualReads.Load()
+		out := mustRun(t, "cat", tm.path(stable))
+		if out != want {
+			t.Fatalf("cat %d of a stable view: %q, want %q", i, out, want)
+		}
+		if st, err := os.Stat(tm.path(stable)); err != nil || st.Size() != int64(len(want)) {
+			t.Fatalf("stat of a stable view: %v %v", st, err)
+		}
+		reads := tm.srv.m.virtualReads.Load() - before
+		if i > 0 && reads != 0 {
+			t.Errorf("cat %d of a stable view sent %d READs to the daemon (want 0: kernel page cache)", i, reads)
+		}
+	}
+	if n := v.n(stable); n != 1 {
+		t.Errorf("stable view rendered %d times, want 1", n)
+	}
+	for _, live := range []string{"episodes/ep_000003/image@live.png", "map/here@stable.png"} {
+		for i := 1; i <= 3; i++ {
+			out := mustRun(t, "cat", tm.path(live))
+			if want := fmt.Sprintf("render %d of %s", v.n(live), live); out != want || v.n(live) < i {
+				t.Errorf("cat %d of live %s: %q (%d renders)", i, live, out, v.n(live))
+			}
+		}
+	}
+	// A Viewer without Stable: nothing is cached.
+	v2 := &plainViewer{countingViewer{calls: map[string]int{}}}
+	tm2 := mountCopy(t, Options{NoAccessLog: true, Hooks: Hooks{Viewer: v2}})
+	for i := 1; i <= 2; i++ {
+		mustRun(t, "cat", tm2.path(stable))
+	}
+	if n := v2.n(stable); n < 2 {
+		t.Errorf("without StableViewer a view was rendered %d times for 2 reads", n)
+	}
+}
+
+// plainViewer hides countingViewer's Stable method.
+type plainViewer struct{ c countingViewer }
+
+func (p *plainViewer) View(ctx context.Context, rel string) ([]byte, bool, error) {
+	return p.c.View(ctx, rel)
+}
+func (p *plainViewer) n(rel string) int { return p.c.n(rel) }
+func (p *plainViewer) Sheet(ctx context.Context, f, l []string) ([]byte, error) {
+	return p.c.Sheet(ctx, f, l)
+}
+func (p *plainViewer) Grammar() string { return p.c.Grammar() }

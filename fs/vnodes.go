@@ -108,14 +108,21 @@ func (d *vdir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 }
 
 // bytesFile is a virtual read-only file whose content is computed when it
-// is looked up, stat'ed and opened. It is opened with FOPEN_DIRECT_IO so a
-// size that changed between stat and read never truncates or pads a read.
+// is looked up, stat'ed and opened. A live one (ttl 0: README.md, maps of
+// the current life, q/ files) is opened with FOPEN_DIRECT_IO so a size
+// that changed between stat and read never truncates or pads a read, and
+// its entry and attributes are never cached. A stable one (ttl > 0: views
+// of recorded frames, an earlier life's maps) never changes: the kernel
+// caches its entry and attributes for ttl and keeps its pages across
+// opens (FOPEN_KEEP_CACHE), so a repeated cat costs one OPEN round trip.
+// Neither is flushed on close (FOPEN_NOFLUSH: there is nothing to flush).
 type bytesFile struct {
 	gofs.Inode
 	refuse
 	m       *mfs
 	kind    string // access-log kind
 	content func(ctx context.Context) ([]byte, error)
+	ttl     time.Duration // > 0: stable content (see above)
 }
 
 var (
@@ -125,6 +132,7 @@ var (
 )
 
 func (f *bytesFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.SetTimeout(f.ttl)
 	if h, ok := fh.(*bytesHandle); ok {
 		f.m.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(len(h.data)))
 		return 0
@@ -147,7 +155,10 @@ func (f *bytesFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		return nil, 0, f.m.fail(ctx, p, err)
 	}
 	f.m.access.record(ctx, p, f.kind)
-	return &bytesHandle{data: b}, fuse.FOPEN_DIRECT_IO, 0
+	if f.ttl > 0 {
+		return &bytesHandle{data: b}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+	}
+	return &bytesHandle{data: b}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
 }
 
 func (f *bytesFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -155,6 +166,7 @@ func (f *bytesFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	if !ok {
 		return nil, syscall.EBADF
 	}
+	f.m.virtualReads.Add(1)
 	if off >= int64(len(h.data)) {
 		return fuse.ReadResultData(nil), 0
 	}

@@ -109,7 +109,7 @@ func TestMountViews(t *testing.T) {
 	f.WriteString(`{"cell": [-1, 0, 0], "kind": "hazard", "step": 3}` + "\n")
 	f.Close()
 	b, _ = os.ReadFile(filepath.Join(mnt, "map/here@r=1.txt"))
-	if !strings.Contains(string(b), "z=0  | @#|") {
+	if !strings.Contains(string(b), "z=0  |!@#|") {
 		t.Errorf("map after the grid grew:\n%s", b)
 	}
 	if b, err := os.ReadFile(filepath.Join(mnt, "map/here.png")); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
@@ -130,5 +130,32 @@ func TestMountViews(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(mnt, "episodes/ep_000009/observation/image@zoom=2.png")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a view of a missing frame: %v, want ENOENT", err)
+	}
+}
+
+// TestMountViewerStable: the kernel may cache exactly the views of
+// recorded files — frame views and sheets of episodes (this life's or an
+// earlier one's) and an earlier life's maps — never then-and-now (it
+// shows now/frame.png), views of now/, or the current life's maps.
+func TestMountViewerStable(t *testing.T) {
+	var v mountViewer
+	for rel, want := range map[string]bool{
+		"episodes/ep_000001/observation/image@crop=8,4,16,8@zoom=2.png":           true,
+		"episodes/ep_000001/frames/000003@grid.png":                               true,
+		"previous/life_1/episodes/ep_000004/observation/image@zoom=2.png":         true,
+		"episodes/ep_000001/sheet.png":                                            true,
+		"previous/life_2/map/here.txt":                                            true,
+		"previous/life_2/map/at=1,2@r=4.png":                                      true,
+		"episodes/ep_000001/observation/image@thennow.png":                        false,
+		"previous/life_1/episodes/ep_000004/observation/image@zoom=2@thennow.png": false,
+		"now/frame@zoom=2.png":                                                    false,
+		"map/here.png":                                                            false,
+		"map/at=1,2.txt":                                                          false,
+		"episodes/ep_000001/observation/image@zoom=02.png":                        false, // not canonical: an error
+		"episodes/ep_000001/observation/image.png":                                false, // not a view
+	} {
+		if got := v.Stable(rel); got != want {
+			t.Errorf("Stable(%q) = %v, want %v", rel, got, want)
+		}
 	}
 }
