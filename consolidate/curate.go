@@ -25,6 +25,22 @@ var vague = []string{"try again", "be careful", "retry", "do better", "be more c
 // and procedures. It returns the accepted entries (by confidence, highest
 // first) and the rejected ones with their reason.
 func Curate(cands []Candidate, known map[string]bool) (accepted, rejected []Candidate) {
+	return CurateWith(cands, Knowledge{Steps: known})
+}
+
+// Knowledge is what the Curator checks candidates against.
+type Knowledge struct {
+	Steps    map[string]bool // atoms and procedures a step may name
+	Episodes map[string]bool // "LIFE/ep_NNNNNN" of every recorded episode; nil: not checked
+}
+
+// EpisodeKey is a supporting episode's key in Knowledge.Episodes.
+func EpisodeKey(life int, id string) string { return fmt.Sprintf("%d/%s", life, id) }
+
+// CurateWith is Curate that also rejects a candidate citing an episode
+// that was not recorded (when k.Episodes is set).
+func CurateWith(cands []Candidate, k Knowledge) (accepted, rejected []Candidate) {
+	known := k.Steps
 	merged := map[string]*Candidate{}
 	var order []string
 	for _, c := range cands {
@@ -73,6 +89,14 @@ func Curate(cands []Candidate, known map[string]bool) (accepted, rejected []Cand
 			c.setID()
 		}
 		reason := validate(c, known)
+		if reason == "" && k.Episodes != nil {
+			for _, r := range c.Support {
+				if !k.Episodes[EpisodeKey(r.Life, r.ID)] {
+					reason = fmt.Sprintf("cites episode %s of life %d, which was not recorded", r.ID, r.Life)
+					break
+				}
+			}
+		}
 		if reason == "" {
 			if o, ok := byTrigger[c.triggerKey()]; ok {
 				reason = fmt.Sprintf("conflicts with %s (confidence %.3f ≥ %.3f) for the same trigger", o.ID, o.Confidence, c.Confidence)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -31,6 +32,7 @@ type Result struct {
 	Accepted []Candidate
 	Rejected []Candidate
 	Digest   []byte
+	Notes    []string // warnings to show (e.g. from the language-model step)
 }
 
 // Marker records where the last consolidation ended (.mfm/consolidate/state.json).
@@ -56,6 +58,15 @@ func Known(s *episodes.Store, fb []Feedback) map[string]bool {
 	return k
 }
 
+// KnownEpisodes are the episodes fb covers, by EpisodeKey.
+func KnownEpisodes(fb []Feedback) map[string]bool {
+	k := map[string]bool{}
+	for _, f := range fb {
+		k[EpisodeKey(f.Life, f.Episode)] = true
+	}
+	return k
+}
+
 // Compute runs Monitor, Inducer and Curator over s without writing
 // anything. extra are candidates from elsewhere (a language model).
 // Accepted entries carry their usage history (usage.jsonl).
@@ -74,7 +85,7 @@ func compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) 
 		return nil, err
 	}
 	cands := append(Induce(fb, cfg), extra...)
-	acc, rej := Curate(cands, Known(s, fb))
+	acc, rej := CurateWith(cands, Knowledge{Steps: Known(s, fb), Episodes: KnownEpisodes(fb)})
 	m, _ := ReadMarker(s)
 	return &Result{Feedback: fb, Accepted: acc, Rejected: rej, Digest: Digest(fb, m)}, nil
 }
@@ -290,91 +301,197 @@ func Apply(s *episodes.Store, res *Result) ([]string, error) {
 	return done, nil
 }
 
-// Prompts sent to --llm-cmd (documented in docs/CONSOLIDATE.md).
+// Prompts sent to --llm-cmd (quoted in docs/CONSOLIDATE.md; a test keeps
+// the two the same). The command gets on stdin the prompt, then a line
+// "KNOWN CALLS: a, b, …" (induce only), a blank line and the data.
 const (
 	PromptInduce = `You are the Inducer of an embodied agent's memory. Below is typed feedback, one JSON object per episode
-(call, success, verified, moved, inventory_delta, milestones, failure, progress, stagnant).
+(call, success, verified, moved, inventory_delta, milestones, changed, failure, progress, stagnant).
 Propose skills (from runs of verified successes) and remedies (for repeated failures or stagnation).
 Answer with JSON only: {"candidates": [CANDIDATE, ...]} where CANDIDATE has the fields
-kind ("skill"|"remedy"), name, trigger (object over subgoal, call, failure, item, gui_open),
-preconditions, steps (skill: calls that appear in the feedback), verify ("inv_ge ITEM N" | "milestone NAME"),
+kind ("skill"|"remedy"), name, trigger (object over subgoal, call, failure, item, gui_open; string values),
+preconditions, steps (skill: calls), verify ("inv_ge ITEM N" | "milestone NAME"),
 effects, failure_type, risk, repair (remedy: calls), scope, support ([{"life": N, "id": "ep_NNNNNN"}]), confidence (0..1].
-Steps and repairs must name calls seen in the feedback; vague steps ("try again", "be careful") are rejected.
+Steps and repairs must name the known calls listed below; support must name episodes of the feedback;
+vague steps ("try again", "be careful") are rejected.
 `
 	PromptCurate = `You are the Curator of an embodied agent's memory. Below are candidates the rule-based curator accepted,
-as JSON. Reject any that is wrong, redundant or unsafe. Answer with JSON only:
-{"reject": [{"id": "ID", "reason": "why"}]}. You cannot accept new entries here.
+as a JSON array. Reject any that is wrong, redundant or unsafe, saying why. Answer with JSON only:
+{"reject": [{"id": "ID", "reason": "why"}]} ({"reject": []} to keep them all). You cannot accept new entries here.
 `
 )
 
-// llmAnswer is the JSON an --llm-cmd answers.
-type llmAnswer struct {
-	Candidates []Candidate `json:"candidates"`
-	Reject     []struct {
+// LLM is the optional language-model step of a consolidation.
+type LLM struct {
+	Cmd     string        // run as sh -c Cmd, the prompt on stdin, the JSON answer on stdout
+	Timeout time.Duration // per prompt; 0: DefaultLLMTimeout
+}
+
+// DefaultLLMTimeout bounds one --llm-cmd call.
+const DefaultLLMTimeout = 2 * time.Minute
+
+// MaxLLMAnswer bounds an answer's size.
+const MaxLLMAnswer = 8 << 20
+
+// llmInduce and llmCurate are the answers to the two prompts.
+type llmInduce struct {
+	Candidates *[]Candidate `json:"candidates"`
+}
+
+type llmCurate struct {
+	Reject *[]struct {
 		ID     string `json:"id"`
 		Reason string `json:"reason"`
 	} `json:"reject"`
 }
 
-// RunLLM sends prompt on stdin to `sh -c cmd` (timeout 2 minutes) and
-// decodes its JSON answer.
-func RunLLM(ctx context.Context, cmd, prompt string) (*llmAnswer, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	c := exec.CommandContext(ctx, "sh", "-c", cmd)
-	c.Stdin = strings.NewReader(prompt)
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	out, err := c.Output()
-	if err != nil {
-		return nil, fmt.Errorf("llm command %q: %w: %s", cmd, err, strings.TrimSpace(stderr.String()))
-	}
-	var a llmAnswer
-	if err := json.Unmarshal(bytes.TrimSpace(out), &a); err != nil {
-		return nil, fmt.Errorf("llm command %q: answer is not the JSON asked for: %w", cmd, err)
-	}
-	return &a, nil
+// limitWriter keeps at most n bytes and remembers that more came.
+type limitWriter struct {
+	b    bytes.Buffer
+	n    int
+	over bool
 }
 
-// ComputeLLM is Compute with a language-model step: the induce prompt's
-// candidates join the inducer's (all validated by Curate), then the
-// curate prompt may reject accepted entries (with its reason).
-func ComputeLLM(ctx context.Context, s *episodes.Store, cfg Config, cmd string) (*Result, error) {
+func (w *limitWriter) Write(p []byte) (int, error) {
+	if room := w.n - w.b.Len(); len(p) > room {
+		w.b.Write(p[:max(room, 0)])
+		w.over = true
+		return len(p), nil
+	}
+	return w.b.Write(p)
+}
+
+// Run sends prompt on stdin to sh -c l.Cmd and returns its answer, the
+// JSON object it printed (optionally inside a markdown code fence). The
+// command runs in its own process group, killed with it on timeout.
+func (l LLM) Run(ctx context.Context, prompt string) ([]byte, error) {
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = DefaultLLMTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "sh", "-c", l.Cmd)
+	c.Stdin = strings.NewReader(prompt)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = 2 * time.Second
+	out := &limitWriter{n: MaxLLMAnswer}
+	stderr := &limitWriter{n: 4096}
+	c.Stdout, c.Stderr = out, stderr
+	err := c.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("llm command %q timed out after %v", l.Cmd, timeout)
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.b.String())
+		if msg != "" {
+			msg = ": " + msg
+		}
+		return nil, fmt.Errorf("llm command %q failed: %v%s", l.Cmd, err, msg)
+	}
+	if out.over {
+		return nil, fmt.Errorf("llm command %q: answer longer than %d bytes", l.Cmd, MaxLLMAnswer)
+	}
+	ans := bytes.TrimSpace(out.b.Bytes())
+	if rest, ok := bytes.CutPrefix(ans, []byte("```")); ok {
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			rest = rest[i+1:] // drop the fence's language tag
+		}
+		ans = bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte("```")))
+	}
+	if len(ans) == 0 || ans[0] != '{' || !json.Valid(ans) {
+		show := ans
+		if len(show) > 200 {
+			show = append(show[:200:200], "…"...)
+		}
+		return nil, fmt.Errorf("llm command %q: the answer is not a JSON object: %q", l.Cmd, show)
+	}
+	return ans, nil
+}
+
+// InducePrompt is what the induce step sends: PromptInduce, the known calls, the feedback.
+func InducePrompt(fb []Feedback, known map[string]bool) string {
+	calls := make([]string, 0, len(known))
+	for k := range known {
+		calls = append(calls, k)
+	}
+	sort.Strings(calls)
+	return PromptInduce + "KNOWN CALLS: " + strings.Join(calls, ", ") + "\n\n" + string(FeedbackJSONL(fb))
+}
+
+// CuratePrompt is what the curate step sends: PromptCurate and the accepted entries.
+func CuratePrompt(accepted []Candidate) string {
+	j, _ := json.Marshal(accepted)
+	return PromptCurate + "\n" + string(j) + "\n"
+}
+
+// ComputeLLM is Compute with a language-model step: the candidates the
+// induce prompt returns join the inducer's and are validated by the same
+// Curator (source "llm"; an id, status, usage or support count the model
+// sent is dropped), then the curate prompt may reject accepted entries,
+// its reason kept as "llm curator: …". A failing or timed-out command, or
+// an answer that is not the JSON asked for, is an error naming the step.
+func ComputeLLM(ctx context.Context, s *episodes.Store, cfg Config, l LLM) (*Result, error) {
 	fb, err := Monitor(s, cfg)
 	if err != nil {
 		return nil, err
 	}
-	a, err := RunLLM(ctx, cmd, PromptInduce+"\n"+string(FeedbackJSONL(fb)))
+	ans, err := l.Run(ctx, InducePrompt(fb, Known(s, fb)))
 	if err != nil {
 		return nil, fmt.Errorf("induce: %w", err)
 	}
-	for i := range a.Candidates {
-		a.Candidates[i].Source = "llm"
-		a.Candidates[i].ID = ""
-		a.Candidates[i].Status, a.Candidates[i].Reason = "", ""
+	var ind llmInduce
+	if err := json.Unmarshal(ans, &ind); err != nil || ind.Candidates == nil {
+		if err == nil {
+			err = errors.New(`no "candidates" array`)
+		}
+		return nil, fmt.Errorf("induce: llm command %q: want {\"candidates\": [...]}: %v", l.Cmd, err)
 	}
-	res, err := Compute(s, cfg, a.Candidates)
+	extra := *ind.Candidates
+	for i := range extra {
+		c := &extra[i]
+		c.Source, c.ID, c.Status, c.Reason, c.Usage, c.Retrieved, c.SupportCount = "llm", "", "", "", nil, 0, 0
+		for j := range c.Support {
+			c.Support[j].ID = normID(c.Support[j].ID)
+		}
+	}
+	res, err := Compute(s, cfg, extra)
 	if err != nil {
 		return nil, err
 	}
-	j, _ := json.Marshal(res.Accepted)
-	a2, err := RunLLM(ctx, cmd, PromptCurate+"\n"+string(j)+"\n")
+	ans, err = l.Run(ctx, CuratePrompt(res.Accepted))
 	if err != nil {
 		return nil, fmt.Errorf("curate: %w", err)
 	}
+	var cur llmCurate
+	if err := json.Unmarshal(ans, &cur); err != nil || cur.Reject == nil {
+		if err == nil {
+			err = errors.New(`no "reject" array`)
+		}
+		return nil, fmt.Errorf("curate: llm command %q: want {\"reject\": [...]}: %v", l.Cmd, err)
+	}
 	why := map[string]string{}
-	for _, r := range a2.Reject {
-		why[r.ID] = r.Reason
+	for _, r := range *cur.Reject {
+		reason := strings.TrimSpace(r.Reason)
+		if reason == "" {
+			reason = "(no reason given)"
+		}
+		why[r.ID] = reason
 	}
 	var keep []Candidate
 	for _, c := range res.Accepted {
 		if r, ok := why[c.ID]; ok {
 			c.Status, c.Reason = StatusRejected, "llm curator: "+r
 			res.Rejected = append(res.Rejected, c)
+			delete(why, c.ID)
 			continue
 		}
 		keep = append(keep, c)
 	}
 	res.Accepted = keep
+	for _, id := range sortedTrig(why) {
+		res.Notes = append(res.Notes, fmt.Sprintf("llm curator rejected %q, which is not an accepted entry: ignored", id))
+	}
 	return res, nil
 }

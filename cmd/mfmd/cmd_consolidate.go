@@ -14,11 +14,12 @@ func init() {
 	register(&command{
 		name:    "consolidate",
 		summary: "typed feedback, candidate skills and remedies, digest (docs/CONSOLIDATE.md)",
-		usage: "--store DIR [--apply] [--llm-cmd CMD] | --store DIR --retrieve CONTEXT\n\n" +
+		usage: "--store DIR [--apply] [--llm-cmd CMD [--llm-timeout D]] | --store DIR --retrieve CONTEXT\n\n" +
 			"Writes .mfm/consolidate/{feedback.jsonl,digest.md,rejected.jsonl,state.json,candidates/}.\n" +
 			"Never changes the record. --apply also writes each accepted candidate as a new file\n" +
 			"mine/consolidated/<id>.md citing its episodes. --llm-cmd sends the induce and curate\n" +
-			"prompts on stdin to `sh -c CMD` and validates its JSON answers with the same curator.\n" +
+			"prompts on stdin to `sh -c CMD` and validates its JSON answers with the same curator;\n" +
+			"a failing or timed-out command or a malformed answer is an error and nothing is written.\n" +
 			"--retrieve CONTEXT (e.g. call=go_to,failure=NAV_STUCK,budget=300) prints the accepted\n" +
 			"entries chosen for it under the budget, as /consolidate/retrieve/CONTEXT does, records\n" +
 			"the retrieval in .mfm/consolidate/usage.jsonl and writes nothing else.",
@@ -32,6 +33,7 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("store", "", "store directory")
 	apply := fs.Bool("apply", false, "write accepted candidates into mine/consolidated/")
 	llm := fs.String("llm-cmd", "", "language-model command (prompt on stdin, JSON on stdout)")
+	llmTimeout := fs.Duration("llm-timeout", consolidate.DefaultLLMTimeout, "bound on each --llm-cmd call")
 	retrieve := fs.String("retrieve", "", "print the retrieval for a context and record it in usage.jsonl")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
@@ -66,12 +68,15 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	}
 	var res *consolidate.Result
 	if *llm != "" {
-		res, err = consolidate.ComputeLLM(context.Background(), s, consolidate.DefaultConfig(), *llm)
+		res, err = consolidate.ComputeLLM(context.Background(), s, consolidate.DefaultConfig(), consolidate.LLM{Cmd: *llm, Timeout: *llmTimeout})
 	} else {
 		res, err = consolidate.Compute(s, consolidate.DefaultConfig(), nil)
 	}
 	if err != nil {
 		return fail(stderr, c.name, err)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(stderr, "mfmd consolidate: "+n)
 	}
 	if err := consolidate.Write(s, res); err != nil {
 		return fail(stderr, c.name, err)
