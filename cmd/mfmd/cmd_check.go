@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
@@ -45,15 +46,18 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	nodesc := 0
-	procs, _, err := harness.ListProcedures(s.Path(episodes.MineDir, "procedures"), harness.KindProcedure)
+	procs, badProcs, err := harness.ListProcedures(s.Path(episodes.MineDir, "procedures"), harness.KindProcedure)
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
 	for _, p := range procs {
 		if p.Description == "" {
 			nodesc++
-			fmt.Fprintf(stdout, "mine/procedures/%s: procedure %s has no description\n", p.Name, p.Name)
+			fmt.Fprintf(stdout, "mine/procedures/%s: procedure %s has no description (want a first comment or docstring line)\n", filepath.Base(p.Path), p.Name)
 		}
+	}
+	for _, e := range badProcs {
+		fmt.Fprintf(stdout, "mine/procedures: %v\n", e)
 	}
 	fmt.Fprintf(stdout, "%d citation(s), %d to missing episodes; %d procedure(s) without a description\n", len(cs), bad, nodesc)
 	if bad > 0 {
