@@ -120,18 +120,37 @@ func stableView(v Viewer, rel string) bool {
 // newMapDir serves map/: every name is a map view (not listed).
 func newMapDir(m *mfs) (gofs.InodeEmbedder, error) {
 	d := &vdir{m: m}
-	return &mapDir{vdir: d}, nil
+	return &mapDir{vdir: d, prefix: "map/"}, nil
 }
 
-// mapDir resolves map views on lookup.
+// mapDir resolves map views on lookup: map/ at the root (the current
+// life) and previous/life_N/map/ (that life's grid and index; not listed
+// in the life's directory, like every view).
 type mapDir struct {
 	*vdir
+	prefix string // "map/" or "previous/life_N/map/"
 }
 
 var _ = (gofs.NodeLookuper)((*mapDir)(nil))
 
 func (d *mapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return d.m.lookupView(ctx, d.EmbeddedInode(), "map/"+name, name, out)
+	return d.m.lookupView(ctx, d.EmbeddedInode(), d.prefix+name, name, out)
+}
+
+// lifeMapName is the directory of an earlier life's maps, beside its
+// grid.jsonl (previous/life_N/map/).
+const lifeMapName = "map"
+
+// lifeMapDir returns previous/life_N/map/ for the life tree n, or nil
+// when n is not a life's root or no Viewer is set.
+func (n *roNode) lifeMapDir() gofs.InodeEmbedder {
+	if n.life == "" || n.m.opt.Hooks.Viewer == nil {
+		return nil
+	}
+	// A frozen life's maps never change: its map/ entry is cached like
+	// the life's own files (the maps inside follow StableViewer).
+	d := &vdir{m: n.m, attrTTL: immutableTTL}
+	return &mapDir{vdir: d, prefix: n.life + lifeMapName + "/"}
 }
 
 func (e *extensions) queries() bool     { return e.m.opt.Hooks.Querier != nil }

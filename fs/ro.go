@@ -42,6 +42,7 @@ type roNode struct {
 	ttl      time.Duration // entry/attr timeout for this node's children and itself
 	kind     string        // access-log kind for files below ("episode", "note")
 	childTTL time.Duration // timeout handed to children
+	life     string        // the root of previous/life_N: "previous/life_N/"; else ""
 }
 
 var (
@@ -95,6 +96,14 @@ func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 		}
 	}
 	ch, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno == syscall.ENOENT && name == lifeMapName {
+		if ops := n.lifeMapDir(); ops != nil {
+			ch := n.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFDIR, Ino: virtualIno(n.StableAttr().Ino, name)})
+			errno := fillEntry(ctx, ch, out)
+			out.SetEntryTimeout(immutableTTL)
+			return ch, errno
+		}
+	}
 	if errno == syscall.ENOENT {
 		return n.m.lookupVirtual(ctx, &n.Inode, name, out)
 	}

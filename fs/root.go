@@ -192,6 +192,7 @@ func (lt *lifeTrees) tree(n int) (*roNode, syscall.Errno) {
 		return nil, gofs.ToErrno(err)
 	}
 	t.ttl = immutableTTL // a frozen life never changes
+	t.life = episodes.PreviousDir + "/" + episodes.LifeName(n) + "/"
 	lt.trees[n] = t
 	return t, 0
 }

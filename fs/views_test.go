@@ -16,10 +16,10 @@ import (
 type fakeViewer struct{}
 
 func (fakeViewer) View(ctx context.Context, rel string) ([]byte, bool, error) {
-	if !strings.Contains(rel, "@") && !strings.HasPrefix(rel, "map/") {
+	if !strings.Contains(rel, "@") && !strings.HasPrefix(rel, "map/") && !strings.HasPrefix(rel, "previous/life_1/map/") {
 		return nil, false, nil
 	}
-	if strings.HasSuffix(rel, "@ok.png") || rel == "map/here.txt" {
+	if strings.HasSuffix(rel, "@ok.png") || rel == "map/here.txt" || rel == "previous/life_1/map/here.txt" {
 		return []byte("rendered " + rel), true, nil
 	}
 	return nil, true, errors.New("view " + rel + ": unknown operation (accepted: @ok)")
@@ -35,7 +35,9 @@ func (fakeViewer) Grammar() string { return "views: FRAME@ok.png" }
 // Viewer hook: rendered on lookup, never listed, malformed names EINVAL
 // with the message in /.errors, other missing names ENOENT.
 func TestViews(t *testing.T) {
-	tm := mountCopy(t, Options{Hooks: Hooks{Viewer: fakeViewer{}}})
+	store := copyFixture(t)
+	addPreviousLife(t, store, 1, 5)
+	tm := mountStore(t, store, Options{Hooks: Hooks{Viewer: fakeViewer{}}})
 	obs := tm.path("episodes", "ep_000003")
 	b, err := os.ReadFile(obs + "/image@ok.png")
 	if err != nil || string(b) != "rendered episodes/ep_000003/image@ok.png" {
@@ -71,6 +73,32 @@ func TestViews(t *testing.T) {
 	}
 	if _, err := os.Stat(tm.path("map", "there.png")); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("malformed map: %v, want EINVAL", err)
+	}
+
+	// An earlier life: its maps under previous/life_N/map/ (asked of the
+	// Viewer with that prefix, not listed), views beside its frames.
+	life := tm.path("previous", "life_1")
+	if b, err := os.ReadFile(life + "/map/here.txt"); err != nil || string(b) != "rendered previous/life_1/map/here.txt" {
+		t.Errorf("previous/life_1/map/here.txt: %q, %v", b, err)
+	}
+	if st, err := os.Stat(life + "/map"); err != nil || !st.IsDir() {
+		t.Errorf("stat previous/life_1/map: %v, %v", st, err)
+	}
+	if _, err := os.Stat(life + "/map/there.png"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("malformed map of an earlier life: %v, want EINVAL", err)
+	}
+	if out := mustRun(t, "ls", life); strings.Contains(out, "map") {
+		t.Errorf("ls previous/life_1 lists map/: %q", out)
+	}
+	if _, err := os.Stat(life + "/episodes/map"); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("map/ resolves below a life's root: %v", err)
+	}
+	if _, err := os.Stat(tm.path("previous", "life_2", "map", "here.txt")); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("map of a missing life: %v, want ENOENT", err)
+	}
+	rel := "previous/life_1/episodes/ep_000002/image@ok.png"
+	if b, err := os.ReadFile(tm.path(rel)); err != nil || string(b) != "rendered "+rel {
+		t.Errorf("view beside an earlier life's episode: %q, %v", b, err)
 	}
 }
 

@@ -159,3 +159,95 @@ func TestMountViewerStable(t *testing.T) {
 		}
 	}
 }
+
+// TestMountPreviousLifeViews: an earlier life's maps (previous/life_N/map/)
+// are drawn from that life's grid.jsonl and index.jsonl, and views beside
+// its frames render its pixels, through the real viewer and a real mount.
+func TestMountPreviousLifeViews(t *testing.T) {
+	canMountView(t)
+	dir := t.TempDir()
+	store, err := episodes.Init(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(rel, data string) {
+		p := filepath.Join(store.Root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	framePNG := func(c color.NRGBA) string {
+		img := image.NewNRGBA(image.Rect(0, 0, 16, 16))
+		for i := range img.Pix {
+			img.Pix[i] = []uint8{c.R, c.G, c.B, c.A}[i%4]
+		}
+		var b bytes.Buffer
+		png.Encode(&b, img)
+		return b.String()
+	}
+	row := func(x, z string) string {
+		return `{"id": "ep_000001", "path": "episodes/ep_000001", "image": "episodes/ep_000001/observation/image.png", "kind": "episode", "first_step": 1, "last_step": 2, "action_kind": "walk", "summary": "walk", "tags": [], "x": ` + x + `, "y": 0.0, "z": ` + z + `, "gui_open": false}` + "\n"
+	}
+	cur, old := color.NRGBA{10, 20, 30, 255}, color.NRGBA{200, 100, 50, 255}
+	write("episodes/ep_000001/observation/image.png", framePNG(cur))
+	write("index.jsonl", row("0.5", "0.5"))
+	write("grid.jsonl", `{"cell": [0, 0, 0], "kind": "walked", "step": 1}`+"\n")
+	write("previous/life_1/episodes/ep_000001/observation/image.png", framePNG(old))
+	write("previous/life_1/index.jsonl", row("10.5", "20.5"))
+	write("previous/life_1/grid.jsonl", `{"cell": [10, 0, 20], "kind": "walked", "step": 1}`+"\n"+`{"cell": [9, 0, 20], "kind": "hazard", "step": 2}`+"\n")
+	write("previous/life_1/logs.txt", "")
+
+	hooks, closeHooks, err := setupHooks(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeHooks()
+	mnt := filepath.Join(dir, "mnt")
+	os.MkdirAll(mnt, 0o755)
+	srv, err := mfmfs.Mount(context.Background(), store, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Unmount(); srv.Wait() }()
+
+	for i := 0; i < 2; i++ { // the second read is the kernel-cached one
+		b, err := os.ReadFile(filepath.Join(mnt, "previous/life_1/map/here@r=1.txt"))
+		if err != nil || !strings.Contains(string(b), "the @ is x=10 z=20") || !strings.Contains(string(b), "|!@ |") || !strings.Contains(string(b), "hazard 1") {
+			t.Fatalf("previous/life_1/map/here@r=1.txt (read %d): %v\n%s", i, err, b)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(mnt, "previous/life_1/map/at=10,20.png")); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("previous/life_1/map/at=10,20.png: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(mnt, "map/here@r=1.txt")); err != nil || !strings.Contains(string(b), "the @ is x=0 z=0") || strings.Contains(string(b), "hazard 1") {
+		t.Errorf("the current life's map: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "previous/life_1/map/here@r=999.txt")); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("malformed earlier-life map: %v, want EINVAL", err)
+	}
+	for _, c := range []struct {
+		rel  string
+		want color.NRGBA
+	}{
+		{"previous/life_1/episodes/ep_000001/observation/image@crop=0,0,8,8@zoom=2.png", old},
+		{"episodes/ep_000001/observation/image@crop=0,0,8,8@zoom=2.png", cur},
+	} {
+		b, err := os.ReadFile(filepath.Join(mnt, c.rel))
+		if err != nil {
+			t.Errorf("%s: %v", c.rel, err)
+			continue
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil || img.Bounds().Dx() != 16 {
+			t.Errorf("%s: %v %v", c.rel, err, img)
+			continue
+		}
+		if got := color.NRGBAModel.Convert(img.At(3, 3)); got != c.want {
+			t.Errorf("%s: pixel %v, want %v", c.rel, got, c.want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(mnt, "previous/life_1/episodes/ep_000001/sheet.png")); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("an earlier life's episode sheet: %v", err)
+	}
+}
