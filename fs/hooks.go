@@ -72,4 +72,9 @@ type Hooks struct {
 	CitedBy func(ctx context.Context, episodeDir string) ([]byte, error)
 	// ProcedureCatalog renders /mine/procedures/.catalog.
 	ProcedureCatalog func(ctx context.Context) ([]byte, error)
+	// Provenance returns the README.md section saying which frozen
+	// artifact the store was seeded from (Markdown, starting with a
+	// "## " heading), or "" when it was not seeded from one. It is called
+	// on every render of /README.md.
+	Provenance func(ctx context.Context) (string, error)
 }

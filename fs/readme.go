@@ -20,6 +20,9 @@ type ReadmeOptions struct {
 	Views        bool   // views and map/ are served
 	QueryHelp    string // the query grammar, from the index package
 	ViewHelp     string // the view grammar, from the view package
+	// Provenance is a Markdown section ("## Provenance" …) naming the
+	// artifact the store was seeded from; "" when it was not seeded.
+	Provenance string
 }
 
 func (m *mfs) readmeOptions() ReadmeOptions {
@@ -39,8 +42,28 @@ func newReadmeFile(m *mfs) (gofs.InodeEmbedder, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Readme(st, m.readmeOptions()), nil
+		o := m.readmeOptions()
+		o.Provenance = m.provenance(ctx)
+		return Readme(st, o), nil
 	}}, nil
+}
+
+// provenance asks Hooks.Provenance for the README's provenance section.
+// A failure does not hide the README: the section says what went wrong
+// (and /.errors has it too).
+func (m *mfs) provenance(ctx context.Context) string {
+	hook := m.opt.Hooks.Provenance
+	if hook == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+	defer cancel()
+	md, err := hook(ctx)
+	if err != nil {
+		m.fail(ctx, "/README.md", err)
+		return "## Provenance\n\nThe store's provenance could not be read: " + oneLineSummary(err.Error()) + "\n"
+	}
+	return md
 }
 
 // Readme renders the mount's README.md from live statistics: what is
@@ -90,6 +113,10 @@ func Readme(st Stats, o ReadmeOptions) []byte {
 		p(" (%s)", kindList(st.GridKinds))
 	}
 	p("; %d lines in `logs.txt`.\n\n", st.LogLines)
+
+	if o.Provenance != "" {
+		p("%s\n\n", strings.TrimRight(o.Provenance, "\n"))
+	}
 
 	p("## What is here\n\n")
 	p("| path | what | access |\n| --- | --- | --- |\n")
