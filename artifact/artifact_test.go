@@ -218,6 +218,7 @@ func TestUnsafeArchives(t *testing.T) {
 		{"duplicate", []*tar.Header{reg("mine/a"), reg("mine/a")}, []string{"x", "x"}, []File{fileOf("mine/a", "x")}, "appears twice"},
 		{"manifest escape", nil, nil, []File{fileOf("mine/../x", "x")}, "not a clean relative path"},
 		{"oversized", []*tar.Header{reg("mine/big")}, []string{strings.Repeat("x", 2000)}, []File{fileOf("mine/big", strings.Repeat("x", 2000))}, "over the 1000-byte cap"},
+		{"file and directory", []*tar.Header{reg("mine/a"), reg("mine/a/b")}, []string{"x", "y"}, []File{fileOf("mine/a", "x"), fileOf("mine/a/b", "y")}, "mine/a is listed as a file and is the directory of mine/a/b"},
 		{"bad life", []*tar.Header{reg("lives/x/a")}, []string{"x"}, []File{fileOf("lives/x/a", "x")}, "want lives/life_N"},
 	}
 	for _, c := range cases {

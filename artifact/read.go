@@ -131,6 +131,13 @@ func walk(r io.Reader, lim Limits, rep *Report, fn entryFunc) error {
 		total += f.Size
 		want[f.Path] = f
 	}
+	for _, f := range m.Files {
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			if _, clash := want[d]; clash {
+				return fmt.Errorf("read artifact manifest: %w: %s is listed as a file and is the directory of %s", ErrUnsafe, d, f.Path)
+			}
+		}
+	}
 	if len(m.Files) > lim.files() {
 		return fmt.Errorf("read artifact: %w: %d files, over the cap of %d", ErrUnsafe, len(m.Files), lim.files())
 	}

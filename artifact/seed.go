@@ -2,14 +2,17 @@ package artifact
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -45,9 +48,15 @@ type SeedOptions struct {
 // artifact is verified first (a mismatch or an unsafe entry refuses it),
 // then mine/ is unpacked into mine/, included episodes of source life K
 // become previous/life_N (N = 1.. in source order) with their index rows,
-// and mfm-store.json "from" records the provenance. dir must not hold a
-// store. Extraction stays inside dir (os.Root), creates only regular
-// files and directories, and is bounded by the limits.
+// and mfm-store.json "from" records the provenance.
+//
+// dir must not exist or be an empty directory; a store or any other
+// content there is refused before anything is written. Seeding is all or
+// nothing: the store is built in a temporary directory beside dir
+// (".NAME.seed-*") and renamed into place only when it is complete, so a
+// failure leaves dir as it was. Extraction stays inside that directory
+// (os.Root), creates only regular files and directories, and is bounded by
+// the limits.
 func Seed(archive, dir string) (*episodes.Store, *Provenance, error) {
 	return SeedWith(archive, dir, SeedOptions{})
 }
@@ -55,6 +64,10 @@ func Seed(archive, dir string) (*episodes.Store, *Provenance, error) {
 // SeedWith is Seed with options.
 func SeedWith(archive, dir string, opt SeedOptions) (*episodes.Store, *Provenance, error) {
 	abs, err := filepath.Abs(archive)
+	if err != nil {
+		return nil, nil, fmt.Errorf("seed: %w", err)
+	}
+	target, err := seedTarget(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("seed: %w", err)
 	}
@@ -66,30 +79,52 @@ func SeedWith(archive, dir string, opt SeedOptions) (*episodes.Store, *Provenanc
 		return nil, nil, fmt.Errorf("seed: refusing %s: %w", archive, err)
 	}
 	m := rep.Manifest
-	_, statErr := os.Stat(dir)
-	existed := statErr == nil
-	s, err := episodes.Init(dir)
-	if err != nil {
+	parent := filepath.Dir(target)
+	var made []string // parents created here, deepest first: removed again on failure
+	for p := parent; ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		made = append(made, p)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			for _, p := range made {
+				os.Remove(p) // only if still empty
+			}
+		}
+	}()
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("seed: %w", err)
 	}
-	cleanup := func() {
-		if !existed {
-			os.RemoveAll(s.Root)
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+".seed-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("seed: temporary directory beside %s: %w", dir, err)
+	}
+	defer func() {
+		if !renamed {
+			os.RemoveAll(tmp)
 		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("seed: %w", err)
+	}
+	s, err := episodes.Init(tmp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("seed: %w", err)
 	}
 	lifeMap := map[string]int{}
 	for i, n := range m.Contains.Lives {
 		lifeMap[strconv.Itoa(n)] = i + 1
 	}
-	root, err := os.OpenRoot(s.Root)
+	root, err := os.OpenRoot(tmp)
 	if err != nil {
-		cleanup()
 		return nil, nil, fmt.Errorf("seed: %w", err)
 	}
 	defer root.Close()
 	f, err := os.Open(abs)
 	if err != nil {
-		cleanup()
 		return nil, nil, fmt.Errorf("seed: %w", err)
 	}
 	defer f.Close()
@@ -104,9 +139,14 @@ func SeedWith(archive, dir string, opt SeedOptions) (*episodes.Store, *Provenanc
 	if err == nil {
 		err = again.Err()
 	}
+	if err == nil && again.ManifestSHA256 != rep.ManifestSHA256 {
+		err = fmt.Errorf("%w: manifest sha256 %s, verified as %s", ErrTampered, again.ManifestSHA256, rep.ManifestSHA256)
+	}
+	if errors.Is(err, ErrTampered) {
+		err = fmt.Errorf("the archive changed after it was verified: %w", err)
+	}
 	if err != nil {
-		cleanup()
-		return nil, nil, fmt.Errorf("seed %s from %s: %w", dir, archive, err)
+		return nil, nil, fmt.Errorf("seed %s from %s: %w (nothing was written to %s)", dir, archive, err, dir)
 	}
 	now := time.Now
 	if opt.Now != nil {
@@ -123,15 +163,71 @@ func SeedWith(archive, dir string, opt SeedOptions) (*episodes.Store, *Provenanc
 	}
 	pb, err := json.Marshal(prov)
 	if err != nil {
-		cleanup()
 		return nil, nil, err
 	}
 	s.Format.From = pb
-	if err := episodes.WriteFormat(s.Root, s.Format); err != nil {
-		cleanup()
+	if err := episodes.WriteFormat(tmp, s.Format); err != nil {
 		return nil, nil, fmt.Errorf("seed: %w", err)
 	}
-	return s, prov, nil
+	// rename(2) replaces an empty directory; one that gained entries
+	// since seedTarget looked is not replaced (ENOTEMPTY, EEXIST).
+	// (os.Rename refuses every existing directory.)
+	if err := syscall.Rename(tmp, target); err != nil {
+		err = &os.LinkError{Op: "rename", Old: tmp, New: target, Err: err}
+		if _, terr := seedTarget(target); terr != nil {
+			err = terr
+		}
+		return nil, nil, fmt.Errorf("seed: %w (nothing was written to %s)", err, dir)
+	}
+	renamed = true
+	ns, err := episodes.Open(target)
+	if err != nil {
+		return nil, nil, fmt.Errorf("seed: %w", err)
+	}
+	return ns, prov, nil
+}
+
+// seedTarget returns the absolute directory Seed renames the new store to
+// (dir, or where dir links to), refusing a dir that exists and is not an
+// empty directory.
+func seedTarget(dir string) (string, error) {
+	target, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// replace the directory the link names, not the link
+		if target, err = filepath.EvalSymlinks(target); err != nil {
+			return "", fmt.Errorf("%s: %w", dir, err)
+		}
+	}
+	fi, err := os.Stat(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return target, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(target, episodes.FormatFileName)); err == nil {
+		return "", fmt.Errorf("%s is already a store (%s exists)", dir, episodes.FormatFileName)
+	}
+	d, err := os.Open(target)
+	if err != nil {
+		return "", err
+	}
+	names, err := d.Readdirnames(4)
+	d.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		return "", fmt.Errorf("%s is not empty (it holds %s): seed into a new or empty directory", dir, strings.Join(names, ", "))
+	}
+	return target, nil
 }
 
 // destination maps an artifact path to a path in the new store.
@@ -150,10 +246,12 @@ func destination(p string, lifeMap map[string]int) (string, error) {
 
 // writeIn writes one file under root, never following or replacing
 // anything: directories are created inside root, the file must not exist.
+// root is a directory Seed has just made, so a failure here is the file
+// system's (no space left, an I/O error), reported as it is.
 func writeIn(root *os.Root, name string, fl File, r io.Reader) error {
 	if d := path.Dir(name); d != "." {
 		if err := root.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("%w: create %s: %v", ErrUnsafe, d, err)
+			return fmt.Errorf("create %s: %w", d, bare(err))
 		}
 	}
 	mode := fs.FileMode(0o644)
@@ -162,17 +260,27 @@ func writeIn(root *os.Root, name string, fl File, r io.Reader) error {
 	}
 	out, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
-		return fmt.Errorf("%w: create %s: %v", ErrUnsafe, name, err)
+		return fmt.Errorf("create %s: %w", name, bare(err))
 	}
 	n, err := io.Copy(out, io.LimitReader(r, fl.Size+1))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return fmt.Errorf("write %s: %w", name, bare(err))
 	}
 	if n != fl.Size {
 		return fmt.Errorf("%w: %s: %d bytes, manifest says %d", ErrTampered, name, n, fl.Size)
 	}
 	return nil
+}
+
+// bare drops the path of a *fs.PathError (it names the temporary
+// directory); the caller names the file.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && !errors.Is(err, ErrTampered) {
+		return pe.Err
+	}
+	return err
 }

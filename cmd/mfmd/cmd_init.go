@@ -16,8 +16,10 @@ func init() {
 
 Creates DIR (if needed) with mfm-store.json, empty index.jsonl, grid.jsonl and
 logs.txt, and episodes/, mine/ and .mfm/. DIR must not already hold a store.
-With --from-artifact the artifact is verified first (a file that does not
-match its manifest refuses it, and nothing is created), its mine/ becomes
+With --from-artifact DIR must be new or an empty directory, the artifact is
+verified first (a file that does not match its manifest refuses it, and
+nothing is created), and the store is built beside DIR and renamed into
+place when complete (a failure leaves DIR as it was); its mine/ becomes
 DIR/mine/, its episodes become previous/life_N/, and mfm-store.json "from"
 records the provenance (artifact, manifest sha256, source store, include,
 times, counts), which the mount's README.md shows.
