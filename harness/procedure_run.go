@@ -120,7 +120,8 @@ func (it Item) EntryName() string {
 	return it.Name
 }
 
-// Invocation is one procedure process the runner started.
+// Invocation is one procedure process the runner started. Millis is its
+// wall time in milliseconds, from start to exit (action.json "ms").
 type Invocation struct {
 	Name     string         `json:"name"`
 	Args     map[string]any `json:"args"`
@@ -333,7 +334,9 @@ func (r *Runner) exec(ctx context.Context, p *Procedure, args map[string]any, st
 	if p.IsDisabled() {
 		return fail(ReasonDisabled, fmt.Sprintf("disabled by its mfm-disabled line (%s); it stays on disk — delete that line to enable it", p.Disabled), "", -1)
 	}
+	start := time.Now()
 	stdout, stderr, code, reason, err := r.spawn(ctx, p, args, state, chain)
+	inv.Millis = time.Since(start).Milliseconds()
 	inv.ExitCode = code
 	if err != nil {
 		return fail(reason, err.Error(), stderr, code)

@@ -607,3 +607,45 @@ func TestProtocolCall(t *testing.T) {
 		}
 	}
 }
+
+// TestInvocationMillis: every process's wall time is recorded, in the
+// Result and in the episode's action.json ("ms").
+func TestInvocationMillis(t *testing.T) {
+	s := newStore(t)
+	pdir := s.Path("mine", "procedures")
+	os.MkdirAll(pdir, 0o755)
+	os.WriteFile(filepath.Join(pdir, "slow.sh"), []byte("#!/bin/sh\ncat >/dev/null\nsleep 0.3\necho '{\"actions\": [{\"procedure\": \"slower\"}, {\"atom\": \"look\"}]}'\n"), 0o755)
+	os.WriteFile(filepath.Join(pdir, "slower.sh"), []byte("#!/bin/sh\ncat >/dev/null\nsleep 0.6\necho '{\"actions\": [{\"action\": {\"jump\": 1}}]}'\n"), 0o755)
+	r := &Runner{Dir: pdir, Timeout: testTimeout}
+	res, err := r.Run(context.Background(), "slow", nil, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Invocations) != 2 {
+		t.Fatalf("invocations %+v", res.Invocations)
+	}
+	// slow's own time includes nothing of slower's: they run one after
+	// the other.
+	for i, min := range []int64{300, 600} {
+		if ms := res.Invocations[i].Millis; ms < min || ms > testTimeout.Milliseconds() {
+			t.Errorf("invocation %s: %d ms, want at least %d", res.Invocations[i].Name, ms, min)
+		}
+	}
+	rec, err := NewRecorder(s, Options{Procedures: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	var out strings.Builder
+	in := "{\"op\": \"initial\", \"state\": {\"step\": 0}}\n{\"op\": \"call\", \"call\": {\"kind\": \"slow\"}}\n{\"op\": \"end\"}\n"
+	if bad, err := Serve(rec, strings.NewReader(in), &out); err != nil || bad != 0 {
+		t.Fatalf("%d bad, %v:\n%s", bad, err, out.String())
+	}
+	act := readJSON(t, filepath.Join(s.Root, "episodes", "ep_000001", "action.json"))
+	invs := act["procedure"].(map[string]any)["invocations"].([]any)
+	for i, min := range []float64{300, 600} {
+		if ms := invs[i].(map[string]any)["ms"].(float64); ms < min {
+			t.Errorf("action.json invocation %d: ms %v, want at least %v", i, ms, min)
+		}
+	}
+}
