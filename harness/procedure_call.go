@@ -144,54 +144,27 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 	for _, n := range res.Notes {
 		_ = rec.Note(n)
 	}
-	every := opt.SampleEvery
-	if every <= 0 {
-		every = 4
-	}
-	var hist []State
+	w := newReflexWatch(opt.Reflexes, opt.SampleEvery)
 	queue := append([]Item(nil), res.Items...)
 	var execErr error
-	stopped := false
-	for i := 0; i < len(queue) && !stopped; i++ {
+	for i := 0; i < len(queue) && !w.stopped; i++ {
 		it := queue[i]
 		cr.Done++
-		n := 0
 		emit := func(s Step) error {
 			if err := rec.Step(s); err != nil {
 				return err
 			}
-			hist = append(hist, s.State)
-			if len(hist) > every+1 {
-				hist = hist[len(hist)-every-1:]
-			}
-			n++
-			if opt.Reflexes == nil || n%every != 0 {
+			fired := w.observe(ctx, s.State, i, it.EntryName())
+			if len(fired) == 0 {
 				return nil
 			}
-			var prev *State
-			if len(hist) > every {
-				p := hist[len(hist)-1-every]
-				prev = &p
+			var notes []string
+			queue, notes = w.apply(queue, i, fired)
+			cr.Reflexes = append(cr.Reflexes, fired...)
+			for _, n := range notes {
+				_ = rec.Note(n)
 			}
-			for _, f := range opt.Reflexes.Check(ctx, Sample(s.State, prev, it.EntryName())) {
-				cr.Reflexes = append(cr.Reflexes, f)
-				note := f.LogNote()
-				if f.Stop {
-					dropped := len(queue) - i - 1
-					note += fmt.Sprintf(" -- the runner dropped the rest of your plan (%d action(s)).", dropped)
-					stopped = true
-				}
-				_ = rec.Note(note)
-				// the reflex's own actions run next; after a stop they are
-				// all that runs
-				rest := append([]Item(nil), f.Items...)
-				if f.Stop {
-					queue = append(queue[:i+1:i+1], rest...)
-				} else if len(rest) > 0 {
-					queue = append(queue[:i+1:i+1], append(rest, queue[i+1:]...)...)
-				}
-			}
-			if stopped {
+			if w.stopped {
 				return ErrStopped
 			}
 			return nil
@@ -200,8 +173,8 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 			execErr = fmt.Errorf("call %s: item %d (%s): %w", name, i, it.EntryName(), err)
 			break
 		}
-		if stopped {
-			// run the stopping reflex's actions, unchecked
+		if w.stopped {
+			// run the stopping reflexes' actions, unchecked
 			for _, rit := range queue[i+1:] {
 				cr.Done++
 				if err := exec(ctx, rit, func(s Step) error { return rec.Step(s) }); err != nil {
@@ -211,6 +184,7 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 			}
 		}
 	}
+	stopped := w.stopped
 	switch {
 	case execErr != nil:
 		cr.Outcome, cr.Error = OutcomeFailed, execErr.Error()

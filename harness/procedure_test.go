@@ -649,3 +649,79 @@ func TestInvocationMillis(t *testing.T) {
 		}
 	}
 }
+
+// TestReflexesSameSample: three reflexes fire on the same sample, two of
+// them stopping. All their actions run, in name order, and each stopping
+// note counts the plan's dropped actions only (not another reflex's).
+func TestReflexesSameSample(t *testing.T) {
+	s := newStore(t)
+	rec, err := NewRecorder(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if _, err := rec.Initial(st(0, 0, 70, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Dir: procDir(t, map[string]string{
+		"plan.sh": "#!/bin/sh\ncat >/dev/null\necho '{\"actions\": [{\"action\": {\"attack\": 1}, \"repeat\": 8}, {\"atom\": \"collect_drops\"}, {\"atom\": \"look\"}]}'\n",
+	}), Timeout: testTimeout}
+	refl := procDir(t, map[string]string{
+		"a_wave.sh": "#!/bin/sh\n# mfm-when: entry == \"raw\"\ncat >/dev/null\necho '{\"note\": \"waving\", \"actions\": [{\"action\": {\"wave\": 1}}]}'\n",
+		"b_back.sh": "#!/bin/sh\n# mfm-when: entry == \"raw\"\ncat >/dev/null\necho '{\"stop\": true, \"note\": \"backing\", \"actions\": [{\"action\": {\"back\": 1}, \"repeat\": 2}]}'\n",
+		"c_duck.sh": "#!/bin/sh\n# mfm-when: entry == \"raw\"\ncat >/dev/null\necho '{\"stop\": true, \"note\": \"ducking\", \"actions\": [{\"action\": {\"sneak\": 1}}]}'\n",
+	})
+	set, err := LoadReflexes(refl, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := int64(0)
+	var ran []string
+	exec := func(ctx context.Context, it Item, emit func(Step) error) error {
+		n := max(it.Repeat, 1)
+		for i := 0; i < n; i++ {
+			step++
+			if err := emit(Step{Action: it.Action, State: st(step, 0, 70, 0)}); err != nil {
+				return err
+			}
+		}
+		if it.Kind == ItemRaw {
+			for k := range it.Action {
+				ran = append(ran, fmt.Sprintf("%s*%d", k, n))
+			}
+		} else {
+			ran = append(ran, it.Name)
+		}
+		return nil
+	}
+	// ran lists the items that ran to their end: not the attack stopped
+	// at its 4th step.
+	cr, row, err := r.Call(context.Background(), rec, "plan", nil, exec, CallOptions{State: []byte(`{}`), Reflexes: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ran, ","); got != "wave*1,back*2,sneak*1" || step != 4+1+2+1 {
+		t.Errorf("ran %s in %d steps, want wave*1,back*2,sneak*1 in 8", got, step)
+	}
+	if cr.Outcome != OutcomeStopped || cr.Done != 4 || len(cr.Reflexes) != 3 {
+		t.Errorf("outcome %s done %d firings %+v", cr.Outcome, cr.Done, cr.Reflexes)
+	}
+	out := readJSON(t, filepath.Join(s.Root, row.Path, "outcome.json"))
+	notes, _ := json.Marshal(out["notes"])
+	want := `["[REFLEX a_wave] waving","[REFLEX b_back] backing -- the runner dropped the rest of your plan (2 action(s)).","[REFLEX c_duck] ducking -- the runner dropped the rest of your plan (2 action(s))."]`
+	if string(notes) != want {
+		t.Errorf("notes\n got %s\nwant %s", notes, want)
+	}
+
+	// Without a stop the reflex's actions run after the current item,
+	// then the rest of the plan: a_wave fires on the attack's 4th and 8th
+	// steps.
+	set.Reflexes = set.Reflexes[:1]
+	ran = nil
+	if _, _, err := r.Call(context.Background(), rec, "plan", nil, exec, CallOptions{State: []byte(`{}`), Reflexes: set}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ran, ","); got != "attack*8,wave*1,wave*1,collect_drops,look" {
+		t.Errorf("without a stop ran %s", got)
+	}
+}

@@ -222,3 +222,80 @@ func numOf(v any) float64 {
 	}
 	return 0
 }
+
+// reflexWatch checks a ReflexSet on the steps of a procedure call, as
+// Runner.Call and the record protocol's call op do: after every
+// every-th step of each item (the count restarts with each item), on
+// Sample(state, the state every steps earlier, the item's entry), until
+// a reflex stops the plan.
+type reflexWatch struct {
+	set     *ReflexSet
+	every   int
+	hist    []State // the last every+1 states, over all items
+	item    int     // the item the last step belonged to
+	n       int     // steps of that item
+	stopped bool
+}
+
+func newReflexWatch(set *ReflexSet, every int) *reflexWatch {
+	if every <= 0 {
+		every = 4
+	}
+	return &reflexWatch{set: set, every: every, item: -1}
+}
+
+// observe notes a step of item i (entry its name) and returns the
+// firings of the reflexes checked on it: none between samples, after a
+// stop, or without reflexes.
+func (w *reflexWatch) observe(ctx context.Context, s State, i int, entry string) []Firing {
+	if w.stopped {
+		return nil
+	}
+	w.hist = append(w.hist, s)
+	if len(w.hist) > w.every+1 {
+		w.hist = w.hist[len(w.hist)-w.every-1:]
+	}
+	if i != w.item {
+		w.item, w.n = i, 0
+	}
+	w.n++
+	if w.set == nil || w.n%w.every != 0 {
+		return nil
+	}
+	var prev *State
+	if len(w.hist) > w.every {
+		p := w.hist[len(w.hist)-1-w.every]
+		prev = &p
+	}
+	return w.set.Check(ctx, Sample(s, prev, entry))
+}
+
+// apply applies the firings of one sample taken during item i of queue
+// and returns the new queue and the notes to record, one per firing in
+// order. The reflexes' own actions, in firing (name) order, run right
+// after item i. When any of them stops, the rest of the queue is dropped
+// (each stopping reflex's note says how many actions) and the watch
+// stops checking; otherwise the rest follows their actions.
+func (w *reflexWatch) apply(queue []Item, i int, fired []Firing) ([]Item, []string) {
+	rest := queue[i+1:]
+	var added []Item
+	stop := false
+	for _, f := range fired {
+		added = append(added, f.Items...)
+		stop = stop || f.Stop
+	}
+	notes := make([]string, len(fired))
+	for k, f := range fired {
+		notes[k] = f.LogNote()
+		if f.Stop {
+			notes[k] += fmt.Sprintf(" -- the runner dropped the rest of your plan (%d action(s)).", len(rest))
+		}
+	}
+	out := append(append([]Item(nil), queue[:i+1]...), added...)
+	if stop {
+		w.stopped = true
+	} else {
+		out = append(out, rest...)
+	}
+	return out, notes
+}
