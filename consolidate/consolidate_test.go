@@ -39,6 +39,10 @@ func constructed(t *testing.T) *episodes.Store {
 		row(6, "pillar_up", 0, `, "inventory_delta": {"dirt": -1}, "events": ["MILESTONE high_1 verified"]`, "milestone"),
 		row(7, "go_to", 20, ""),
 	}
+	// Walks east, 10 blocks an episode; the last one goes nowhere.
+	for n := 8; n <= 14; n++ {
+		lines = append(lines, row(n, "go_to", float64(n-5)*10, ""))
+	}
 	if err := os.WriteFile(s.Path("index.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +68,9 @@ func TestMonitorInduceCurate(t *testing.T) {
 		{FailNavStuck, false, 0, true}, {FailNavStuck, false, 0, true}, {FailNavStuck, false, 0, true},
 		// pillar_up: |Δv|₁=1 → 0.4·0.5, milestone → 0.2; moved 20 to ep 7: Var=100 → 0.4·100/101
 		{"", true, 0.796, false},
+		// go_to 10 blocks: Var (10/2)² = 25 → 0.4·25/26
+		{"", true, 0.385, false}, {"", true, 0.385, false}, {"", true, 0.385, false}, {"", true, 0.385, false},
+		{"", true, 0.385, false}, {"", true, 0.385, false}, {"", true, 0.385, false},
 		{FailNoEffect, false, 0, true},
 	}
 	if len(fb) != len(want) {
@@ -81,7 +88,7 @@ func TestMonitorInduceCurate(t *testing.T) {
 		names = append(names, c.Kind+":"+c.Name+":"+c.Verify+strings.Join(c.Repair, ""))
 	}
 	got := strings.Join(names, " ")
-	for _, w := range []string{"skill:get_log:inv_ge log 4", "remedy:nav_stuck_after_go_to:pillar_up"} {
+	for _, w := range []string{"skill:get_log:inv_ge log 4", "remedy:nav_stuck_after_go_to:pillar_upgo_to"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("accepted %q lacks %q", got, w)
 		}

@@ -57,7 +57,14 @@ func CurateWith(cands []Candidate, k Knowledge) (accepted, rejected []Candidate)
 				}
 			}
 			m.SupportCount += max(c.SupportCount, 1)
-			m.Confidence = round3(math.Max(m.Confidence, c.Confidence) + (1-math.Max(m.Confidence, c.Confidence))*0.25)
+			// Confidence: the higher of the two; a skill's also at least
+			// N/(N+1) for the N episodes now supporting it. (A remedy's comes
+			// from its evidence, the same for its duplicates.)
+			m.Confidence = math.Max(m.Confidence, c.Confidence)
+			if m.Kind == KindSkill {
+				n := float64(len(m.Support))
+				m.Confidence = round3(math.Max(m.Confidence, n/(n+1)))
+			}
 			line := "merged duplicate from " + c.Scope
 			// inv_ge ITEM N and inv_ge ITEM M: keep the smaller count, which
 			// every supporting run reached.
@@ -134,7 +141,7 @@ func validate(c *Candidate, known map[string]bool) string {
 			return "schema incomplete: a remedy needs a failure type"
 		}
 		if len(c.Repair) == 0 {
-			return "schema incomplete: no repair action (no later call succeeded after this failure)"
+			return "schema incomplete: no repair action (" + c.Scope + "; nothing else succeeded after it)"
 		}
 		acts = c.Repair
 	default:
@@ -167,6 +174,24 @@ func validate(c *Candidate, known map[string]bool) string {
 		}
 		if !known[strings.TrimSpace(name)] {
 			return fmt.Sprintf("step %q is not a known atom or procedure", a)
+		}
+	}
+	if ev := c.Evidence; c.Kind == KindRemedy && ev != nil && ev.AfterFailure[1] > 0 {
+		rf := rate(ev.AfterFailure)
+		if c.FailureType == FailNoEffect && ev.CallFailing[1] >= 3 && rate(ev.CallFailing) >= NoEffectShare {
+			return fmt.Sprintf("not a failure to repair: %s has no effect in %d of its %d episodes, so no effect is its usual outcome (as for a wait or a look-around) and tells nothing about what went wrong",
+				c.Trigger["call"], ev.CallFailing[0], ev.CallFailing[1])
+		}
+		if rf == 0 {
+			return fmt.Sprintf("unsupported: %s never succeeded within the next episodes after %s %s (0 of %d)", ev.Call, c.FailureType, c.Trigger["call"], ev.AfterFailure[1])
+		}
+		if ev.AfterSuccess[1] > 0 && rate(ev.AfterSuccess) >= rf {
+			return fmt.Sprintf("not specific: %s follows %s as often when it succeeds (%d of %d) as after %s (%d of %d)",
+				ev.Call, c.Trigger["call"], ev.AfterSuccess[0], ev.AfterSuccess[1], c.FailureType, ev.AfterFailure[0], ev.AfterFailure[1])
+		}
+		if ev.AfterAny[1] > 0 && rf < MinLift*rate(ev.AfterAny) {
+			return fmt.Sprintf("not specific: %s follows %s %s in %d of %d, less than %.0f× as often as it follows any episode (%d of %d)",
+				ev.Call, c.FailureType, c.Trigger["call"], ev.AfterFailure[0], ev.AfterFailure[1], MinLift, ev.AfterAny[0], ev.AfterAny[1])
 		}
 	}
 	return ""

@@ -42,9 +42,9 @@ func TestMergeInvGeCounts(t *testing.T) {
 		t.Fatalf("accepted %d, rejected %d (%+v): want the two merged", len(acc), len(rej), rej)
 	}
 	m := acc[0]
-	// Confidence: both 2/3; merged 2/3 + (1/3)/4 = 0.75.
-	if m.SupportCount != 2 || len(m.Support) != 4 || m.Verify != "inv_ge log 4" || m.Confidence != 0.75 {
-		t.Errorf("merged %+v: want support_count 2, 4 episodes, inv_ge log 4, confidence 0.75", m)
+	// Confidence: both 2/3; merged, 4 supporting episodes: 4/5.
+	if m.SupportCount != 2 || len(m.Support) != 4 || m.Verify != "inv_ge log 4" || m.Confidence != 0.8 {
+		t.Errorf("merged %+v: want support_count 2, 4 episodes, inv_ge log 4, confidence 0.8", m)
 	}
 	if len(m.Usage) != 1 || !strings.Contains(m.Usage[0], "(inv_ge log 6)") {
 		t.Errorf("usage %q", m.Usage)
@@ -205,5 +205,122 @@ func TestUsageHistory(t *testing.T) {
 	f.Close()
 	if recs, err := ReadUsage(s); err != nil || len(recs) != 3 {
 		t.Errorf("torn tail: %d records, %v", len(recs), err)
+	}
+}
+
+// seq builds feedback for life 1 from a compact spec: each element is
+// "call:kind" with kind ok (a state change), v (a verified gain), stuck
+// (NAV_STUCK) or none (NO_EFFECT); episode ids count from ep_000001.
+func seq(spec ...string) []Feedback {
+	var fb []Feedback
+	for i, s := range spec {
+		call, kind, _ := strings.Cut(s, ":")
+		f := Feedback{Life: 1, Episode: fmt.Sprintf("ep_%06d", i+1), Call: call, InvDelta: map[string]int{}, Changed: []string{}}
+		switch kind {
+		case "ok":
+			f.Success, f.Changed = true, []string{ChangePosition}
+		case "v":
+			f.Success, f.Verified, f.Changed, f.InvDelta["log"] = true, true, []string{ChangeInventory}, 1
+		case "stuck":
+			f.Failure, f.Stagnant = FailNavStuck, true
+		case "none":
+			f.Failure, f.Stagnant = FailNoEffect, true
+		}
+		fb = append(fb, f)
+	}
+	return fb
+}
+
+func remedies(cs []Candidate) []Candidate {
+	var out []Candidate
+	for _, c := range cs {
+		if c.Kind == KindRemedy {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// A remedy is kept only when its repair is specific to the failure: it
+// follows the failure more often than the call's successes and at least
+// MinLift times as often as any episode. Numbers worked by hand.
+func TestRemedyEvidence(t *testing.T) {
+	cfg := DefaultConfig()
+	h := func(n int) []string {
+		var s []string
+		for i := 0; i < n; i++ {
+			s = append(s, "harvest_tree:v")
+		}
+		return s
+	}
+	spec := []string{"go_to:ok"}                                   // 1
+	spec = append(spec, h(5)...)                                   // 2-6
+	spec = append(spec, "go_to:stuck", "pillar_up:ok", "go_to:ok") // 7-9
+	spec = append(spec, h(5)...)                                   // 10-14
+	spec = append(spec, "go_to:ok")                                // 15
+	spec = append(spec, h(5)...)                                   // 16-20
+	spec = append(spec, "go_to:stuck", "go_to:ok")                 // 21-22
+	spec = append(spec, h(5)...)                                   // 23-27
+	fb := seq(spec...)
+	known := map[string]bool{"go_to": true, "pillar_up": true, "harvest_tree": true}
+	rs := remedies(Induce(fb, cfg))
+	if len(rs) != 2 {
+		t.Fatalf("%d remedies, want 2: %+v", len(rs), rs)
+	}
+	// ep 7: go_to came back in ep 9 after pillar_up.
+	r := rs[0]
+	if strings.Join(r.Repair, " ") != "pillar_up go_to" || r.Scope != "when go_to ends in NAV_STUCK, then go_to again" ||
+		len(r.Support) != 3 || r.Support[1].ID != "ep_000008" || r.Support[2].ID != "ep_000009" {
+		t.Errorf("remedy %+v", r)
+	}
+	// pillar_up (ep 8) follows the stuck ep 7 but not ep 21: 1 of 2; no
+	// successful go_to (1, 9, 15, 22); episodes 3-7 of all 27; go_to is
+	// stuck in 2 of its 6 episodes.
+	want := Evidence{Call: "pillar_up", AfterFailure: [2]int{1, 2}, AfterSuccess: [2]int{0, 4}, AfterAny: [2]int{5, 27}, CallFailing: [2]int{2, 6}}
+	if r.Evidence == nil || *r.Evidence != want || r.Confidence != 0.5 { // (1+1)/(2+2)
+		t.Errorf("evidence %+v confidence %v, want %+v and 0.5", r.Evidence, r.Confidence, want)
+	}
+	// ep 21: go_to worked on the next try: nothing to repair.
+	if len(rs[1].Repair) != 0 || !strings.Contains(rs[1].Scope, "go_to succeeded again in ep_000022 with nothing done in between") {
+		t.Errorf("remedy %+v", rs[1])
+	}
+	acc, rej := Curate(rs, known)
+	if len(acc) != 1 || acc[0].ID != r.ID || len(rej) != 1 || !strings.Contains(rej[0].Reason, "no repair action") {
+		t.Errorf("accepted %v, rejected %v", names(acc), reasons(rej))
+	}
+
+	// look_at then mine_ahead is the plan, whether or not the look_at
+	// turned the camera: no remedy for the NO_EFFECT look_at.
+	fb = seq("look_at:ok", "mine_ahead:v", "look_at:ok", "mine_ahead:v", "look_at:none", "mine_ahead:v", "look_at:ok", "mine_ahead:v")
+	rs = remedies(Induce(fb, cfg))
+	if len(rs) != 1 || strings.Join(rs[0].Repair, " ") != "mine_ahead look_at" {
+		t.Fatalf("remedies %+v", rs)
+	}
+	_, rej = Curate(rs, map[string]bool{"look_at": true, "mine_ahead": true})
+	if len(rej) != 1 || rej[0].Reason != "not specific: mine_ahead follows look_at as often when it succeeds (3 of 3) as after NO_EFFECT (1 of 1)" {
+		t.Errorf("rejected %v", reasons(rej))
+	}
+
+	// A call that has no effect in 3 of its 4 episodes (a wait): its no
+	// effect is not a failure, whatever follows it.
+	fb = seq("watch:none", "go_to:ok", "dig:v", "dig:v", "dig:v", "dig:v", "dig:v", "watch:none", "go_to:ok", "dig:v", "dig:v", "dig:v", "dig:v", "dig:v",
+		"watch:ok", "dig:v", "dig:v", "dig:v", "dig:v", "dig:v", "watch:none", "go_to:ok")
+	rs = remedies(Induce(fb, cfg))
+	acc, rej = Curate(rs, map[string]bool{"dig": true, "watch": true, "go_to": true})
+	if len(acc) != 0 || len(rej) != 2 || rej[0].Reason != "not a failure to repair: watch has no effect in 3 of its 4 episodes, so no effect is its usual outcome (as for a wait or a look-around) and tells nothing about what went wrong" ||
+		!strings.Contains(rej[1].Reason, "no repair action") { // the last watch: nothing after it
+		t.Errorf("accepted %v, rejected %v", names(acc), reasons(rej))
+	}
+
+	// A repair that follows everything: wait after each of 10 episodes,
+	// and after the failure: 1 of 1 against 9 of 10 — less than 2×.
+	fb = seq("dig:v", "wait:ok", "dig:v", "wait:ok", "dig:v", "wait:ok", "use:none", "wait:v", "dig:v", "wait:ok")
+	rs = remedies(Induce(fb, cfg))
+	if len(rs) != 1 {
+		t.Fatalf("remedies %+v", rs)
+	}
+	_, rej = Curate(rs, map[string]bool{"dig": true, "wait": true, "use": true})
+	if len(rej) != 1 || !strings.Contains(rej[0].Reason, "not specific: wait follows NO_EFFECT use in 1 of 1, less than 2× as often as it follows any episode (9 of 10)") {
+		t.Errorf("rejected %v", reasons(rej))
 	}
 }

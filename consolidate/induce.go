@@ -37,6 +37,7 @@ type Candidate struct {
 	Risk          string            `json:"risk,omitempty"`         // remedy: the risk pattern seen
 	Repair        []string          `json:"repair,omitempty"`       // remedy: calls that followed and worked
 	Scope         string            `json:"scope,omitempty"`
+	Evidence      *Evidence         `json:"evidence,omitempty"` // remedy: the repair against what happens anyway
 	Support       []Ref             `json:"support"`
 	SupportCount  int               `json:"support_count"`
 	Confidence    float64           `json:"confidence"`
@@ -231,22 +232,153 @@ func Induce(fb []Feedback, cfg Config) []Candidate {
 			Trigger: map[string]string{"call": f.Call, "failure": f.Failure}, Support: []Ref{f.ref()}, SupportCount: 1}
 		c.Name = strings.ToLower(f.Failure) + "_after_" + f.Call
 		c.Risk = fmt.Sprintf("%s failed with %s in %d of the last %d episodes (rate %.2f, progress %.3f)", f.Call, f.Failure, same, n, rate, f.Progress)
-		// Repair: the first later call in the same life, different from the
-		// failing one, that succeeded with a verified effect within h episodes.
-		for j := i + 1; j < len(fb) && j <= i+h && fb[j].Life == f.Life; j++ {
-			if fb[j].Success && fb[j].Verified && fb[j].Call != f.Call {
-				c.Repair = []string{fb[j].Call}
-				c.Support = append(c.Support, fb[j].ref())
-				break
-			}
+		if f.Note != "" {
+			c.Risk += fmt.Sprintf("; %s: %q", f.Episode, clip(f.Note, 120))
 		}
-		c.Scope = fmt.Sprintf("when %s ends in %s", f.Call, f.Failure)
-		c.Confidence = round3(rate * 0.5)
-		if len(c.Repair) > 0 {
-			c.Confidence = round3(0.5 + rate*0.25)
-		}
+		var refs []Ref
+		c.Repair, refs, c.Scope = repairOf(fb, i, h)
+		c.Support = append(c.Support, refs...)
 		c.setID()
 		out = append(out, c)
 	}
+	Annotate(out, fb, cfg)
 	return out
+}
+
+// repairOf finds what followed fb[i]'s failure, within h episodes of the
+// same life. If the same call later succeeded, the repair is what
+// succeeded in between (each call that changed something, repeats
+// collapsed) and then the call again; if it succeeded with nothing in
+// between there is no specific repair. Otherwise it is the first later
+// call of another kind with a verified success. It returns the repair,
+// the episodes showing it and the remedy's scope.
+func repairOf(fb []Feedback, i, h int) ([]string, []Ref, string) {
+	f := fb[i]
+	scope := fmt.Sprintf("when %s ends in %s", f.Call, f.Failure)
+	for j := i + 1; j < len(fb) && j <= i+h && fb[j].Life == f.Life; j++ {
+		if fb[j].Call != f.Call || !fb[j].Success {
+			continue
+		}
+		var steps []string
+		var refs []Ref
+		for k := i + 1; k < j; k++ {
+			g := fb[k]
+			if g.Success && g.Call != f.Call && len(g.Changed) > 0 {
+				if n := len(steps); n == 0 || steps[n-1] != g.Call {
+					steps = append(steps, g.Call)
+				}
+				refs = append(refs, g.ref())
+			}
+		}
+		if len(steps) == 0 {
+			return nil, nil, scope + fmt.Sprintf("; %s succeeded again in %s with nothing done in between", f.Call, fb[j].Episode)
+		}
+		return append(steps, f.Call), append(refs, fb[j].ref()), scope + ", then " + f.Call + " again"
+	}
+	for j := i + 1; j < len(fb) && j <= i+h && fb[j].Life == f.Life; j++ {
+		if fb[j].Success && fb[j].Verified && fb[j].Call != f.Call {
+			return []string{fb[j].Call}, []Ref{fb[j].ref()}, scope
+		}
+	}
+	return nil, nil, scope
+}
+
+// Evidence weighs a remedy's repair against what happens anyway: how often
+// its key call (the last repair step before the failing call is retried,
+// else the only one) succeeds within h episodes after the failure, and
+// after the same call succeeded.
+type Evidence struct {
+	Call         string `json:"call"`
+	AfterFailure [2]int `json:"after_failure"` // [followed, of] episodes of the call failing with the remedy's failure type
+	AfterSuccess [2]int `json:"after_success"` // [followed, of] episodes of the call succeeding
+	AfterAny     [2]int `json:"after_any"`     // [followed, of] all episodes
+	CallFailing  [2]int `json:"call_failing"`  // [with the failure type, of] all episodes of the call
+}
+
+// NoEffectShare is the share of a call's episodes with no effect from
+// which no effect counts as what the call does (a wait, a look-around),
+// not a failure to repair.
+const NoEffectShare = 2.0 / 3
+
+// MinLift is how many times more often than after any episode a remedy's
+// key call must follow the failure to count as specific to it.
+const MinLift = 2.0
+
+// rate is a/n (0 for n = 0).
+func rate(x [2]int) float64 {
+	if x[1] == 0 {
+		return 0
+	}
+	return float64(x[0]) / float64(x[1])
+}
+
+// keyCall is the repair step the evidence is about.
+func keyCall(c *Candidate) string {
+	r := c.Repair
+	if n := len(r); n >= 2 && r[n-1] == c.Trigger["call"] {
+		return r[n-2]
+	}
+	if len(r) > 0 {
+		return r[0]
+	}
+	return ""
+}
+
+// Annotate sets each remedy's Evidence from fb and its confidence to the
+// share of failures the key call followed, (a+1)/(n+2) (Laplace), so a
+// remedy seen once has 2/3 and one that followed 9 of 10 failures 0.833.
+// Remedies without a repair or a call trigger are left alone.
+func Annotate(cands []Candidate, fb []Feedback, cfg Config) {
+	h := max(cfg.H, 1)
+	follows := func(i int, call string) bool {
+		for j := i + 1; j < len(fb) && j <= i+h && fb[j].Life == fb[i].Life; j++ {
+			if fb[j].Call == call && fb[j].Success {
+				return true
+			}
+		}
+		return false
+	}
+	for ci := range cands {
+		c := &cands[ci]
+		call := c.Trigger["call"]
+		key := keyCall(c)
+		if c.Kind != KindRemedy || call == "" || key == "" {
+			continue
+		}
+		ev := Evidence{Call: key}
+		for i, f := range fb {
+			ev.AfterAny[1]++
+			if follows(i, key) {
+				ev.AfterAny[0]++
+			}
+			if f.Call != call {
+				continue
+			}
+			ev.CallFailing[1]++
+			if f.Failure == c.FailureType {
+				ev.CallFailing[0]++
+			}
+			switch {
+			case f.Failure == c.FailureType && f.Failure != FailNone:
+				ev.AfterFailure[1]++
+				if follows(i, key) {
+					ev.AfterFailure[0]++
+				}
+			case f.Success:
+				ev.AfterSuccess[1]++
+				if follows(i, key) {
+					ev.AfterSuccess[0]++
+				}
+			}
+		}
+		c.Evidence = &ev
+		c.Confidence = round3(float64(ev.AfterFailure[0]+1) / float64(ev.AfterFailure[1]+2))
+	}
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

@@ -64,8 +64,8 @@ func TestLLMGood(t *testing.T) {
 			t.Errorf("induce prompt starts %.300q, want %.300q", ind, w)
 		}
 	}
-	if n := strings.Count(string(ind), `"episode":"ep_`); n != 7 {
-		t.Errorf("induce prompt has %d feedback lines, want 7", n)
+	if n := strings.Count(string(ind), `"episode":"ep_`); n != 14 {
+		t.Errorf("induce prompt has %d feedback lines, want 14", n)
 	}
 	cur, err := os.ReadFile(log + ".curate")
 	if err != nil {

@@ -24,7 +24,7 @@ const (
 	FailNone        = ""
 	FailDeath       = "DEATH"        // health reached 0 or a death event
 	FailDamage      = "DAMAGE"       // health fell
-	FailNavStuck    = "NAV_STUCK"    // movement attempted, < 0.5 blocks moved (stuck tag)
+	FailNavStuck    = "NAV_STUCK"    // stuck tag (movement attempted, < 0.5 blocks moved) and no note saying it arrived, or a note saying it was blocked
 	FailGUI         = "GUI_FAILURE"  // a GUI is left open without any inventory change
 	FailMissingTool = "MISSING_TOOL" // a note or event says a tool/item was missing
 	FailNoEffect    = "NO_EFFECT"    // nothing changed: no movement, inventory or milestone
@@ -53,6 +53,7 @@ type Feedback struct {
 	LastStep   int64          `json:"last_step"`
 	Subgoal    string         `json:"subgoal,omitempty"` // goals.next of the start state, when recorded
 	Call       string         `json:"call"`              // action_kind (procedure or raw keys)
+	Note       string         `json:"note,omitempty"`    // the row's note, else the outcome's first note
 	Success    bool           `json:"success"`
 	Verified   bool           `json:"verified"` // success shown by a milestone or an inventory gain
 	Moved      float64        `json:"moved"`
@@ -113,7 +114,21 @@ const (
 	ChangeMainhand  = "mainhand"  // the held item differs
 	ChangeGUI       = "gui"       // gui_open differs
 	ChangeMilestone = "milestone" // a milestone was reached
+	ChangeWorld     = "world"     // an event says a block was mined or placed
 )
+
+// worldEvents are the first words of events that change the world.
+var worldEvents = []string{"mine_block", "place_block", "dig_block", "break_block", "placed", "broke"}
+
+// arrivedWords in an episode's notes say a movement reached its target:
+// a "stuck" tag then only means there was little left to walk, and an
+// unchanged state that the call found its goal already met.
+var arrivedWords = []string{"arrived", "reached the target", "already at the target"}
+
+// blockedWords in an episode's notes say a movement did not reach its
+// target, however far it got before ("go_to: blocked: no progress for 3 s,
+// 5.9 blocks short").
+var blockedWords = []string{"blocked", "no progress", "blocks short"}
 
 // cameraAtoms are the calls that only turn the view; used to tell a
 // camera-only call when neither end of the episode records yaw and pitch.
@@ -212,6 +227,10 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episode
 	if start != nil {
 		f.Subgoal = start.Goals.Next
 	}
+	f.Note = strings.TrimSpace(r.Note)
+	if f.Note == "" && len(oc.Notes) > 0 {
+		f.Note = strings.TrimSpace(oc.Notes[0])
+	}
 	for k, v := range f.InvDelta {
 		if v == 0 {
 			delete(f.InvDelta, k)
@@ -283,8 +302,15 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episode
 	if len(f.Milestones) > 0 {
 		f.Changed = append(f.Changed, ChangeMilestone)
 	}
+	for _, e := range append(append([]string(nil), r.Events...), oc.Events...) {
+		if w, _, _ := strings.Cut(strings.TrimSpace(e), " "); contains(worldEvents, strings.ToLower(w)) {
+			f.Changed = append(f.Changed, ChangeWorld)
+			break
+		}
+	}
 
 	has := func(t string) bool { return contains(tags, t) }
+	arrived := anyWord(text, arrivedWords) // the call says it reached its target
 	f.GUIOpen = has("gui")
 	gain := 0
 	for _, v := range f.InvDelta {
@@ -297,13 +323,13 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episode
 		f.Failure = FailDeath
 	case has("damage"):
 		f.Failure = FailDamage
-	case has("stuck"):
+	case has("stuck") && !arrived, anyWord(text, blockedWords):
 		f.Failure = FailNavStuck
 	case missingTool(text):
 		f.Failure = FailMissingTool
 	case f.GUIOpen && len(f.InvDelta) == 0 && len(f.Milestones) == 0:
 		f.Failure = FailGUI
-	case len(f.Changed) == 0:
+	case len(f.Changed) == 0 && !arrived:
 		f.Failure = FailNoEffect
 	}
 	f.Verified = len(f.Milestones) > 0 || gain > 0
@@ -368,8 +394,10 @@ func sq(x float64) float64 { return x * x }
 
 var missingToolWords = []string{"missing tool", "no tool", "requires a", "need a pickaxe", "without a pickaxe", "not in inventory", "no pickaxe", "missing item", "not enough"}
 
-func missingTool(text string) bool {
-	for _, w := range missingToolWords {
+func missingTool(text string) bool { return anyWord(text, missingToolWords) }
+
+func anyWord(text string, words []string) bool {
+	for _, w := range words {
 		if strings.Contains(text, w) {
 			return true
 		}

@@ -163,6 +163,19 @@ func TestMonitorTable(t *testing.T) {
 		// 11: select changes the held item only.
 		{call: "select", pos: [3]float64{0.2, 67, 0}, state: map[string]any{"mainhand": "air", "pos": map[string]float64{"x": 0.2, "y": 67, "z": 0}},
 			outcome: map[string]any{"moved": 0.0, "end_state": map[string]any{"mainhand": "pick_stone", "pos": map[string]float64{"x": 0.2, "y": 67, "z": 0}}}},
+		// 12: broke a block, nothing picked up: the world changed.
+		{call: "mine_ahead", pos: [3]float64{0.2, 67, 0}, state: at(0.2, 67, 0),
+			outcome: map[string]any{"moved": 0.0, "events": []string{"mine_block leaves at 1,68,0"}, "notes": []string{"mine_ahead: broke leaves"}}},
+		// 13: tagged stuck, but it arrived (it was 0.4 from the target).
+		{call: "go_to", tags: []string{"stuck"}, pos: [3]float64{0.2, 67, 0}, state: at(0.2, 67, 0),
+			outcome: map[string]any{"moved": 0.1, "notes": []string{"go_to: arrived 0.4 from the target"}}},
+		// 14: tagged stuck and blocked: NAV_STUCK.
+		{call: "go_to", tags: []string{"stuck"}, pos: [3]float64{0.2, 67, 0}, state: at(0.2, 67, 0),
+			outcome: map[string]any{"moved": 0.1, "notes": []string{"go_to: blocked: no progress for 3 s, 5.8 blocks short"}}},
+		// 15: moved 3 blocks (no stuck tag) but says it was blocked: NAV_STUCK.
+		// Positions x 0.2, 1.7, 3.2: Var 1.5 → 0.4·1.5/2.5 = 0.24 (failed, not stagnant).
+		{call: "go_to", pos: [3]float64{0.2, 67, 0}, state: at(0.2, 67, 0), steps: []map[string]any{at(1.7, 67, 0), at(3.2, 67, 0)},
+			outcome: map[string]any{"moved": 3.0, "notes": []string{"go_to: blocked: no progress for 3 s, 7.8 blocks short"}}},
 		{call: "wait", pos: [3]float64{0.2, 67, 0}},
 	}
 	s := buildStore(t, eps)
@@ -188,6 +201,10 @@ func TestMonitorTable(t *testing.T) {
 		{"", "camera", 0, false, false},
 		{FailNoEffect, "", 0, true, false},
 		{"", "mainhand", 0, false, false},
+		{"", "world", 0, false, false},
+		{"", "", 0, false, false},
+		{FailNavStuck, "", 0, true, false},
+		{FailNavStuck, "position", 0.24, false, false},
 	}
 	if len(fb) != len(eps) {
 		t.Fatalf("%d feedback rows, want %d", len(fb), len(eps))

@@ -292,6 +292,10 @@ func Markdown(c Candidate) string {
 	if c.Scope != "" {
 		fmt.Fprintf(&b, "- scope: %s\n", c.Scope)
 	}
+	if ev := c.Evidence; ev != nil {
+		fmt.Fprintf(&b, "- evidence: %s succeeded within the next episodes after %d of %d %s %s, after %d of %d successful %s, after %d of %d episodes of any call\n",
+			ev.Call, ev.AfterFailure[0], ev.AfterFailure[1], c.FailureType, c.Trigger["call"], ev.AfterSuccess[0], ev.AfterSuccess[1], c.Trigger["call"], ev.AfterAny[0], ev.AfterAny[1])
+	}
 	refs := []string{}
 	for _, r := range c.Support {
 		refs = append(refs, RefString(r))

@@ -84,6 +84,8 @@ func compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	extra = append([]Candidate(nil), extra...)
+	Annotate(extra, fb, cfg)
 	cands := append(Induce(fb, cfg), extra...)
 	acc, rej := CurateWith(cands, Knowledge{Steps: Known(s, fb), Episodes: KnownEpisodes(fb)})
 	m, _ := ReadMarker(s)

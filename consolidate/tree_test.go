@@ -30,18 +30,18 @@ func TestTreeCache(t *testing.T) {
 	if tr.computes != 1 {
 		t.Fatalf("%d computations for 6 reads of an unchanged store, want 1", tr.computes)
 	}
-	if strings.Contains(fb, "ep_000008") {
-		t.Fatal("ep_000008 before it is appended")
+	if strings.Contains(fb, "ep_000020") {
+		t.Fatal("ep_000020 before it is appended")
 	}
 	f, err := os.OpenFile(s.Path("index.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString(row(8, "harvest_tree", 20, `, "inventory_delta": {"log": 1}`) + "\n")
+	f.WriteString(row(20, "harvest_tree", 200, `, "inventory_delta": {"log": 1}`) + "\n")
 	f.Close()
 	fb = read("feedback.jsonl")
-	if tr.computes != 2 || !strings.Contains(fb, `"episode":"ep_000008"`) {
-		t.Fatalf("after an append: %d computations, feedback has ep_000008: %v", tr.computes, strings.Contains(fb, "ep_000008"))
+	if tr.computes != 2 || !strings.Contains(fb, `"episode":"ep_000020"`) {
+		t.Fatalf("after an append: %d computations, feedback has ep_000020: %v", tr.computes, strings.Contains(fb, "ep_000020"))
 	}
 	read("digest.md")
 	if tr.computes != 2 {
