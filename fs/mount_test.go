@@ -165,6 +165,12 @@ func mountCopy(t testing.TB, opt Options) *tmount {
 // directory under t.TempDir().
 func mountStore(t testing.TB, dir string, opt Options) *tmount {
 	t.Helper()
+	return mountStoreFor(t, dir, opt, testWatchdog)
+}
+
+// mountStoreFor is mountStore with a watchdog of d instead of testWatchdog.
+func mountStoreFor(t testing.TB, dir string, opt Options, d time.Duration) *tmount {
+	t.Helper()
 	canMount(t)
 	s, err := episodes.Open(dir)
 	if err != nil {
@@ -209,7 +215,7 @@ func mountStore(t testing.TB, dir string, opt Options) *tmount {
 			t.Logf("daemon log:\n%s", tm.logBuf.String())
 		}
 	})
-	watch(t, testWatchdog, tm)
+	watch(t, d, tm)
 	return tm
 }
 
