@@ -289,8 +289,10 @@ func ListProcedures(dir, kind string) (procs []*Procedure, bad []error, err erro
 	return procs, bad, nil
 }
 
-// FindProcedure returns the script named name in dir, or an error wrapping
-// ErrNotFound.
+// FindProcedure returns the script named name in dir. A bad name or no
+// such script is a *ProcError wrapping ErrNotFound; a script that cannot
+// be used (two files with the name, no way to run it) one wrapping
+// ErrUnusable; only a directory that cannot be read is another error.
 func FindProcedure(dir, name, kind string) (*Procedure, error) {
 	if !ValidName(name) {
 		return nil, &ProcError{Procedure: name, Reason: ReasonNotFound, Message: fmt.Sprintf("%q is not a procedure name (letters, digits, _ . + -; no slashes)", name)}
@@ -309,8 +311,17 @@ func FindProcedure(dir, name, kind string) (*Procedure, error) {
 	case 0:
 		return nil, &ProcError{Procedure: name, Reason: ReasonNotFound, Message: fmt.Sprintf("no %s %q in %s", kind, name, dir)}
 	case 1:
-		return LoadProcedure(filepath.Join(dir, found[0]), kind)
+		p, err := LoadProcedure(filepath.Join(dir, found[0]), kind)
+		if err != nil {
+			msg := err.Error() // "load procedure NAME: why": the why
+			if u := errors.Unwrap(err); u != nil {
+				msg = u.Error()
+			}
+			return nil, &ProcError{Procedure: name, Reason: ReasonUnusable, ExitCode: -1, Message: msg}
+		}
+		return p, nil
 	default:
-		return nil, fmt.Errorf("%s %s: ambiguous, several files: %s", kind, name, strings.Join(found, ", "))
+		return nil, &ProcError{Procedure: name, Reason: ReasonUnusable, ExitCode: -1,
+			Message: fmt.Sprintf("ambiguous, several files: %s: rename one", strings.Join(found, ", "))}
 	}
 }

@@ -15,7 +15,7 @@ const (
 	OutcomeStopped = "stopped" // a reflex stopped it; the rest was dropped
 	OutcomeFailed  = "failed"  // executing an item failed
 	// A refusal or other *ProcError records its Reason as the outcome
-	// (refused, timeout, disabled, ...).
+	// (refused, timeout, disabled, unusable, ...).
 )
 
 // ExecFunc executes one expanded item in the environment, calling emit
@@ -102,9 +102,10 @@ func ArgsOf(m map[string]any) []Arg {
 // episode of rec: Begin(Call{Kind: name, Args}), the executed items' steps,
 // reflex notes, End. action.json gets "procedure": the CallRecord (call,
 // arguments, expansion, outcome), so `--action NAME` finds every call. A
-// procedure that refuses (or times out, is disabled, …) is recorded too,
-// as an episode without steps whose note is the refusal; its *ProcError
-// is returned with the row.
+// procedure that refuses (or times out, is disabled, unusable, …) is
+// recorded too, as an episode without steps whose note is the refusal;
+// its *ProcError is returned with the row. Any other error (mine/procedures
+// cannot be read) records nothing.
 func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Arg, exec ExecFunc, opt CallOptions) (*CallRecord, episodes.Row, error) {
 	argm := map[string]any{}
 	for _, a := range args {
@@ -120,21 +121,19 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 			cr.Expansion = append(cr.Expansion, e)
 		}
 	}
+	var pe *ProcError
+	if runErr != nil && !errors.As(runErr, &pe) {
+		// not the procedure's doing (mine/procedures unreadable): nothing
+		// is recorded
+		return cr, episodes.Row{}, fmt.Errorf("call %s: %w", name, runErr)
+	}
 	call := Call{Kind: name, Args: args, Plan: opt.Plan, Header: opt.Header, Meta: opt.Meta, Budget: opt.Budget}
 	if err := rec.Begin(call); err != nil {
 		return cr, episodes.Row{}, fmt.Errorf("call %s: %w", name, err)
 	}
 	if runErr != nil {
-		var pe *ProcError
-		cr.Outcome = ReasonCrashed
-		if errors.As(runErr, &pe) {
-			cr.Outcome = pe.Reason
-			cr.Error = pe.Error()
-			_ = rec.Note(name + ": " + pe.Reason + ": " + pe.Message)
-		} else {
-			cr.Error = runErr.Error()
-			_ = rec.Note(name + ": " + runErr.Error())
-		}
+		cr.Outcome, cr.Error = pe.Reason, pe.Error()
+		_ = rec.Note(name + ": " + pe.Reason + ": " + pe.Message)
 		row, err := endCall(rec, cr)
 		if err != nil {
 			return cr, row, errors.Join(runErr, err)
@@ -218,9 +217,10 @@ func endCall(rec *Recorder, cr *CallRecord) (episodes.Row, error) {
 // does: action.json "procedure" gets the call, arguments and expansion,
 // and the outcome given to EndProcedure. The caller executes the returned
 // expansion and sends its steps. A procedure that refuses (times out, is
-// disabled, …) is recorded at once as an episode without steps whose note
-// is the refusal; its row and *ProcError are returned and no episode stays
-// open.
+// disabled, unusable, …) is recorded at once as an episode without steps
+// whose note is the refusal; its row and *ProcError are returned and no
+// episode stays open. Any other error (mine/procedures cannot be read)
+// records nothing and returns a nil row.
 func (r *Recorder) BeginProcedure(ctx context.Context, c Call) (*CallRecord, *episodes.Row, error) {
 	if r.cur != nil {
 		return nil, nil, fmt.Errorf("call %s: %w", c.Kind, ErrInEpisode)
@@ -248,18 +248,18 @@ func (r *Recorder) BeginProcedure(ctx context.Context, c Call) (*CallRecord, *ep
 			cr.Expansion = append(cr.Expansion, e)
 		}
 	}
+	var pe *ProcError
+	if runErr != nil && !errors.As(runErr, &pe) {
+		// not the procedure's doing (mine/procedures unreadable): nothing
+		// is recorded
+		return cr, nil, fmt.Errorf("call %s: %w", c.Kind, runErr)
+	}
 	if err := r.Begin(c); err != nil {
 		return cr, nil, fmt.Errorf("call %s: %w", c.Kind, err)
 	}
 	if runErr != nil {
-		var pe *ProcError
-		cr.Outcome, cr.Error = ReasonCrashed, runErr.Error()
-		msg := c.Kind + ": " + runErr.Error()
-		if errors.As(runErr, &pe) {
-			cr.Outcome = pe.Reason
-			msg = c.Kind + ": " + pe.Reason + ": " + pe.Message
-		}
-		_ = r.Note(msg)
+		cr.Outcome, cr.Error = pe.Reason, pe.Error()
+		_ = r.Note(c.Kind + ": " + pe.Reason + ": " + pe.Message)
 		row, err := endCall(r, cr)
 		if err != nil {
 			return cr, nil, errors.Join(runErr, err)

@@ -29,6 +29,7 @@ const (
 	ReasonDepth       = "depth"        // nesting deeper than the runner's limit
 	ReasonTooMany     = "too-many"     // expansion larger than the runner's item cap
 	ReasonStart       = "start"        // the interpreter could not be started
+	ReasonUnusable    = "unusable"     // the script cannot be used: no way to run it, two files with its name
 )
 
 // Sentinel errors matched by errors.Is on a *ProcError.
@@ -43,12 +44,14 @@ var (
 	ErrDepth       = errors.New("procedure nesting too deep")
 	ErrTooMany     = errors.New("procedure expansion too large")
 	ErrStart       = errors.New("procedure could not start")
+	ErrUnusable    = errors.New("procedure unusable")
 )
 
 var reasonErr = map[string]error{
 	ReasonRefused: ErrRefused, ReasonCrashed: ErrCrashed, ReasonTimeout: ErrTimeout,
 	ReasonOutputLimit: ErrOutputLimit, ReasonBadOutput: ErrBadOutput, ReasonDisabled: ErrDisabled,
 	ReasonNotFound: ErrNotFound, ReasonDepth: ErrDepth, ReasonTooMany: ErrTooMany, ReasonStart: ErrStart,
+	ReasonUnusable: ErrUnusable,
 }
 
 // ProcError is a failed procedure call: which procedure (and through which
@@ -293,6 +296,10 @@ func (r *Runner) expandItems(ctx context.Context, res *Result, actions []json.Ra
 					}
 					continue
 				} else if !errors.Is(err, ErrNotFound) {
+					var pe *ProcError
+					if errors.As(err, &pe) {
+						pe.Chain = append(append([]string(nil), chain...), callee)
+					}
 					return err
 				}
 				if r.Atoms != nil && !r.Atoms[callee] {

@@ -725,3 +725,65 @@ func TestReflexesSameSample(t *testing.T) {
 		t.Errorf("without a stop ran %s", got)
 	}
 }
+
+// TestProtocolUnusable: a call of a script that cannot be used (two files
+// with its name, no way to run it, directly or nested) is the agent's
+// failed call: recorded as an episode with outcome unusable and replied
+// ok:true. A call that fails for another reason (mine/procedures cannot
+// be read) is rejected, ok:false, and records nothing.
+func TestProtocolUnusable(t *testing.T) {
+	s := newStore(t)
+	pdir := s.Path("mine", "procedures")
+	os.MkdirAll(pdir, 0o755)
+	for name, body := range map[string]string{
+		"dig.py":   "print('{\"actions\": []}')\n",
+		"dig.sh":   "echo '{\"actions\": []}'\n",
+		"odd.xyz":  "no way to run this\n",
+		"outer.sh": "cat >/dev/null\necho '{\"actions\": [{\"procedure\": \"dig\"}]}'\n",
+	} {
+		os.WriteFile(filepath.Join(pdir, name), []byte(body), 0o644)
+	}
+	rec, err := NewRecorder(s, Options{Procedures: &Runner{Dir: pdir, Timeout: testTimeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	in := `{"op": "initial", "state": {"step": 0}}
+{"op": "call", "call": {"kind": "dig"}}
+{"op": "call", "call": {"kind": "odd"}}
+{"op": "call", "call": {"kind": "outer"}}
+`
+	var out strings.Builder
+	if bad, err := Serve(rec, strings.NewReader(in), &out); err != nil || bad != 0 {
+		t.Fatalf("%d bad, %v:\n%s", bad, err, out.String())
+	}
+	reps := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, w := range []string{
+		`"error":"procedure dig: unusable: ambiguous, several files: dig.py, dig.sh: rename one"`,
+		`"error":"procedure odd: unusable: cannot tell how to run odd.xyz: make it executable`,
+		`"error":"procedure outer > dig: unusable: ambiguous, several files`,
+	} {
+		if r := reps[i+1]; !strings.Contains(r, `"ok":true`) || !strings.Contains(r, `"outcome":"unusable"`) || !strings.Contains(r, w) {
+			t.Errorf("reply %d: %s\nwant ok, outcome unusable, %s", i+2, r, w)
+		}
+		act := readJSON(t, filepath.Join(s.Root, "episodes", fmt.Sprintf("ep_%06d", i+1), "action.json"))
+		if p := act["procedure"].(map[string]any); p["outcome"] != "unusable" {
+			t.Errorf("ep_%06d: outcome %v", i+1, p["outcome"])
+		}
+	}
+
+	// mine/procedures is a file: nothing the procedure did; nothing recorded
+	os.RemoveAll(pdir)
+	os.WriteFile(pdir, []byte("not a directory"), 0o644)
+	out.Reset()
+	bad, err := Serve(rec, strings.NewReader(`{"op": "call", "call": {"kind": "dig"}}`+"\n"), &out)
+	if err != nil || bad != 1 || !strings.Contains(out.String(), `"ok":false`) || !strings.Contains(out.String(), "not a directory") {
+		t.Fatalf("unreadable dir: %d bad, %v: %s", bad, err, out.String())
+	}
+	if id := rec.NextID(); id != "ep_000004" {
+		t.Errorf("a rejected call recorded an episode: next id %s", id)
+	}
+	if _, err := os.Stat(filepath.Join(s.Root, "episodes", "ep_000004")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ep_000004: %v", err)
+	}
+}
