@@ -26,7 +26,7 @@ func openSearcher(s *episodes.Store, stderr io.Writer) (index.Searcher, func(), 
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		opt.Progress = stderr
 	}
-	x, _, err := index.Open(s, opt)
+	x, _, err := index.Open(context.Background(), s, opt)
 	if err != nil {
 		if errors.Is(err, index.ErrBusy) {
 			fmt.Fprintln(stderr, "mfmd: the cue index is in use by another process (a mount?); scanning index.jsonl instead")
@@ -47,16 +47,19 @@ func openMountSearcher(s *episodes.Store) (index.Searcher, func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		x, st, err := index.Open(s, index.Options{})
+		x, st, err := index.Open(ctx, s, index.Options{})
+		if ctx.Err() != nil {
+			if err == nil {
+				x.Close()
+			}
+			return // unmounting
+		}
 		if err != nil {
 			slog.Warn("cue index unavailable; queries scan index.jsonl", "err", err)
 			return
 		}
 		defer x.Close()
 		slog.Info("cue index ready", "docs", st.Docs, "indexed", st.Indexed, "rebuilt", st.Rebuilt, "reason", st.Reason, "took", st.Took)
-		if ctx.Err() != nil {
-			return
-		}
 		sw.Set(x)
 		x.Watch(ctx, 0)
 		sw.Set(index.Scan{Store: s}) // x closes below; late queries scan
