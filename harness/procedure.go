@@ -256,9 +256,22 @@ func commandFor(path string, head []byte, mode fs.FileMode) ([]string, error) {
 	return nil, fmt.Errorf("cannot tell how to run %s: make it executable (chmod +x) with a #! line, or use one of the extensions .py .sh .bash .js .rb .pl .lua", filepath.Base(path))
 }
 
+// LoadError is a script of mine/procedures or mine/reflexes that cannot be
+// used: which one (its name and file) and why.
+type LoadError struct {
+	Name string // the script's name (file name without extension)
+	Kind string // KindProcedure or KindReflex
+	Path string // the file
+	Err  error
+}
+
+func (e *LoadError) Error() string { return e.Err.Error() }
+func (e *LoadError) Unwrap() error { return e.Err }
+
 // ListProcedures loads every script in dir (mine/procedures or
 // mine/reflexes), sorted by name. A missing dir has none. Scripts whose
-// header cannot be used are returned in bad (the rest still load).
+// header cannot be used are returned in bad, each a *LoadError (the rest
+// still load).
 func ListProcedures(dir, kind string) (procs []*Procedure, bad []error, err error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -273,14 +286,15 @@ func ListProcedures(dir, kind string) (procs []*Procedure, bad []error, err erro
 			continue
 		}
 		name := stem(e.Name())
+		path := filepath.Join(dir, e.Name())
 		if prev, dup := seen[name]; dup {
-			bad = append(bad, fmt.Errorf("%s %s: two files, %s and %s: rename one", kind, name, prev, e.Name()))
+			bad = append(bad, &LoadError{name, kind, path, fmt.Errorf("%s %s: two files, %s and %s: rename one", kind, name, prev, e.Name())})
 			continue
 		}
 		seen[name] = e.Name()
-		p, err := LoadProcedure(filepath.Join(dir, e.Name()), kind)
+		p, err := LoadProcedure(path, kind)
 		if err != nil {
-			bad = append(bad, err)
+			bad = append(bad, &LoadError{name, kind, path, err})
 			continue
 		}
 		procs = append(procs, p)

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +34,10 @@ type CatalogEntry struct {
 	Disabled    string  `json:"disabled,omitempty"`
 	SHA256      string  `json:"sha256"`
 	Modified    string  `json:"modified"`
-	Error       string  `json:"error,omitempty"` // the file cannot be run
+	// Error says why the file cannot be used (it is never run): the
+	// other fields are what could be read, all of them for a reflex
+	// whose mfm-when does not compile, else name and file at most.
+	Error string `json:"error,omitempty"`
 	// Calls is the number of episodes that called the procedure (index
 	// rows whose action_kind is its name, every life), or for a reflex the
 	// number of episodes where it fired.
@@ -62,7 +66,8 @@ type lifeRows struct {
 
 // Catalog lists the procedures (mine/procedures) and reflexes
 // (mine/reflexes) of store s with their declarations and use, procedures
-// first, each sorted by name.
+// first, each sorted by name; files that cannot be used are listed with
+// their Error.
 func Catalog(s *episodes.Store) ([]CatalogEntry, error) {
 	lives, err := s.Lives()
 	if err != nil {
@@ -80,6 +85,7 @@ func Catalog(s *episodes.Store) ([]CatalogEntry, error) {
 	mine := s.Path(episodes.MineDir)
 	var reflexNotes map[string][]EpisodeRef
 	for _, kind := range []string{KindProcedure, KindReflex} {
+		start := len(out)
 		dir := filepath.Join(mine, kind+"s")
 		if kind == KindReflex {
 			dir = filepath.Join(mine, "reflexes")
@@ -89,7 +95,13 @@ func Catalog(s *episodes.Store) ([]CatalogEntry, error) {
 			return nil, err
 		}
 		for _, b := range bad {
-			out = append(out, CatalogEntry{Kind: kind, Error: b.Error(), Params: []Param{}, Used: []EpisodeRef{}, Written: []EpisodeRef{}})
+			e := CatalogEntry{Kind: kind, Error: b.Error(), Params: []Param{}, Used: []EpisodeRef{}, Written: []EpisodeRef{}}
+			var le *LoadError
+			if errors.As(b, &le) {
+				rel, _ := filepath.Rel(mine, le.Path)
+				e.Name, e.File = le.Name, filepath.ToSlash(rel)
+			}
+			out = append(out, e)
 		}
 		if kind == KindReflex && len(procs) > 0 {
 			reflexNotes = reflexFirings(all)
@@ -98,6 +110,12 @@ func Catalog(s *episodes.Store) ([]CatalogEntry, error) {
 			rel, _ := filepath.Rel(mine, p.Path)
 			e := CatalogEntry{Name: p.Name, Kind: kind, File: filepath.ToSlash(rel), Description: p.Description, Params: p.Params,
 				When: p.When, Disabled: p.Disabled, SHA256: p.SHA256, Modified: p.ModTime.Format(time.RFC3339), Used: []EpisodeRef{}, Written: []EpisodeRef{}}
+			if kind == KindReflex {
+				// the runner leaves such a reflex out (LoadReflexes)
+				if _, err := NewReflex(p); err != nil {
+					e.Error = err.Error()
+				}
+			}
 			if kind == KindProcedure {
 				var last *episodes.Row
 				var lastLife episodes.Life
@@ -128,6 +146,15 @@ func Catalog(s *episodes.Store) ([]CatalogEntry, error) {
 			e.Written, e.WrittenBefore = written(p, all)
 			out = append(out, e)
 		}
+		// by name, a usable file before an unusable one of the same name
+		kindEntries := out[start:]
+		sort.SliceStable(kindEntries, func(i, j int) bool {
+			a, b := kindEntries[i], kindEntries[j]
+			if a.Name != b.Name {
+				return a.Name < b.Name
+			}
+			return a.Error == "" && b.Error != ""
+		})
 	}
 	return out, nil
 }

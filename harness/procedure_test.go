@@ -787,3 +787,62 @@ func TestProtocolUnusable(t *testing.T) {
 		t.Errorf("ep_000004: %v", err)
 	}
 }
+
+// TestCatalogErrors: scripts that cannot be used are listed by name and
+// file with their error; a reflex whose mfm-when does not compile (which
+// LoadReflexes leaves out) is listed with its declarations and the error.
+func TestCatalogErrors(t *testing.T) {
+	s := newStore(t)
+	files := map[string]string{
+		"procedures/dig.py":       "# dig: python\nprint('{\"actions\": []}')\n",
+		"procedures/dig.sh":       "# dig: shell\necho '{\"actions\": []}'\n",
+		"procedures/odd.xyz":      "no way to run this\n",
+		"reflexes/bad_when.sh":    "#!/bin/sh\n# bad_when: a typo in the condition\n# mfm-when: health <<< 3\necho '{}'\n",
+		"reflexes/good.sh":        "#!/bin/sh\n# good: fine\n# mfm-when: health < 3\necho '{}'\n",
+		"reflexes/unknown_var.sh": "#!/bin/sh\n# unknown_var: undefined names are nil, not errors\n# mfm-when: lava_frac > 0.1\necho '{}'\n",
+	}
+	for name, body := range files {
+		p := s.Path("mine", name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(body, "#!") {
+			mode = 0o755
+		}
+		os.WriteFile(p, []byte(body), mode)
+	}
+	entries, err := Catalog(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, fmt.Sprintf("%s %s %s error=%q", e.Kind, e.Name, e.File, e.Error))
+	}
+	want := []string{
+		`procedure dig procedures/dig.py error=""`,
+		`procedure dig procedures/dig.sh error="procedure dig: two files, dig.py and dig.sh: rename one"`,
+		`procedure odd procedures/odd.xyz error="load procedure odd: cannot tell how to run odd.xyz: make it executable (chmod +x) with a #! line, or use one of the extensions .py .sh .bash .js .rb .pl .lua"`,
+		`reflex bad_when reflexes/bad_when.sh error="reflex bad_when: mfm-when: condition \"health <<< 3\": `,
+		`reflex good reflexes/good.sh error=""`,
+		`reflex unknown_var reflexes/unknown_var.sh error=""`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("catalog:\n%s", strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("entry %d\n got %s\nwant %s…", i, got[i], want[i])
+		}
+	}
+	for _, e := range entries {
+		if e.Name == "bad_when" && (e.When != "health <<< 3" || e.Description != "a typo in the condition" || e.SHA256 == "") {
+			t.Errorf("bad_when lost its declarations: %+v", e)
+		}
+	}
+	// the runner leaves exactly that reflex out
+	set, err := LoadReflexes(s.Path("mine", "reflexes"), &Runner{})
+	var le *LoadError
+	if !errors.As(err, &le) || le.Name != "bad_when" || len(set.Reflexes) != 2 {
+		t.Errorf("LoadReflexes: %v, %d loaded", err, len(set.Reflexes))
+	}
+}

@@ -68,7 +68,7 @@ type ReflexSet struct {
 
 // LoadReflexes loads mine/reflexes (dir). A reflex whose header cannot be
 // used (bad mfm-when, unknown interpreter) is left out and reported in the
-// returned error, joined; the others still load.
+// returned error, joined (each a *LoadError); the others still load.
 func LoadReflexes(dir string, r *Runner) (*ReflexSet, error) {
 	procs, bad, err := ListProcedures(dir, KindReflex)
 	if err != nil {
@@ -76,18 +76,28 @@ func LoadReflexes(dir string, r *Runner) (*ReflexSet, error) {
 	}
 	set := &ReflexSet{Runner: r, Dir: dir}
 	for _, p := range procs {
-		x := &Reflex{Procedure: p}
-		if strings.TrimSpace(p.When) != "" {
-			c, err := CompileCondition(p.When)
-			if err != nil {
-				bad = append(bad, fmt.Errorf("reflex %s: mfm-when: %w", p.Name, err))
-				continue
-			}
-			x.cond = c
+		x, err := NewReflex(p)
+		if err != nil {
+			bad = append(bad, err)
+			continue
 		}
 		set.Reflexes = append(set.Reflexes, x)
 	}
 	return set, errors.Join(bad...)
+}
+
+// NewReflex compiles the mfm-when condition of a loaded reflex; one that
+// does not compile is a *LoadError ("reflex NAME: mfm-when: …").
+func NewReflex(p *Procedure) (*Reflex, error) {
+	x := &Reflex{Procedure: p}
+	if strings.TrimSpace(p.When) != "" {
+		c, err := CompileCondition(p.When)
+		if err != nil {
+			return nil, &LoadError{p.Name, p.Kind, p.Path, fmt.Errorf("reflex %s: mfm-when: %w", p.Name, err)}
+		}
+		x.cond = c
+	}
+	return x, nil
 }
 
 // Firing is one reflex that fired on a sample.

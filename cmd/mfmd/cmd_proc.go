@@ -106,7 +106,12 @@ func runProc(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(tw, "NAME\tKIND\tCALLS\tLAST\tDESCRIPTION")
 		for _, e := range entries {
 			if e.Error != "" {
-				fmt.Fprintf(tw, "?\t%s\t-\t-\tunusable: %s\n", e.Kind, e.Error)
+				name := e.Name
+				if name == "" {
+					name = "?"
+				}
+				msg, _, _ := strings.Cut(e.Error, "\n") // an mfm-when error goes on to draw the position
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\tunusable: %s\n", name, e.Kind, msg)
 				continue
 			}
 			desc := e.Description
