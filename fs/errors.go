@@ -37,6 +37,11 @@ func errnoOf(err error) syscall.Errno {
 		return re.errno
 	case errors.Is(err, context.DeadlineExceeded):
 		return syscall.ETIMEDOUT
+	case errors.Is(err, context.Canceled):
+		// The kernel interrupted the request (a signal reached the caller,
+		// e.g. the Go runtime's preemption signal): EINTR makes the kernel
+		// restart the call or the caller retry it; EIO would be an error.
+		return syscall.EINTR
 	case errors.As(err, &en):
 		return en
 	case errors.Is(err, os.ErrNotExist):

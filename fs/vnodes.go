@@ -271,6 +271,9 @@ func (m *mfs) virtualAttr(a *fuse.Attr, mode uint32, size uint64) {
 // errno the caller should answer with.
 func (m *mfs) fail(ctx context.Context, path string, err error) syscall.Errno {
 	errno := errnoOf(err)
+	if errno == syscall.EINTR {
+		return errno // an interrupted request is retried, not the agent's error
+	}
 	m.errs.add(path, err)
 	m.log.Debug("mount: request failed", slog.String("path", path), slog.Any("err", err))
 	return errno
