@@ -24,7 +24,7 @@ type episode struct {
 	steps      []Step
 	notes      []string
 	frames     []frameRec
-	proc       *CallRecord // opened by BeginProcedure
+	proc       *procCall // opened by BeginProcedure
 }
 
 type frameRec struct {

@@ -72,15 +72,21 @@ func (c *CallRecord) meta() map[string]any {
 	if len(c.Reflexes) > 0 {
 		fs := make([]any, len(c.Reflexes))
 		for i, f := range c.Reflexes {
-			fm := map[string]any{"reflex": f.Reflex, "stop": f.Stop, "note": f.Note, "step": f.Step}
-			if f.Err != "" {
-				fm["error"] = f.Err
-			}
-			fs[i] = fm
+			fs[i] = f.record()
 		}
 		m["reflexes"] = fs
 	}
 	return m
+}
+
+// record is a firing as action.json "procedure"."reflexes" and the record
+// protocol's step reply show it.
+func (f Firing) record() map[string]any {
+	fm := map[string]any{"reflex": f.Reflex, "stop": f.Stop, "note": f.Note, "step": f.Step}
+	if f.Err != "" {
+		fm["error"] = f.Err
+	}
+	return fm
 }
 
 // ArgsOf turns an argument object into ordered Args (sorted by name) for
@@ -269,25 +275,114 @@ func (r *Recorder) BeginProcedure(ctx context.Context, c Call) (*CallRecord, *ep
 	for _, n := range res.Notes {
 		_ = r.Note(n)
 	}
-	r.cur.proc = cr
+	r.cur.proc = &procCall{rec: cr, plan: append([]Item(nil), res.Items...),
+		watch: newReflexWatch(r.reflexSet(), r.opt.SampleEvery)}
 	return cr, nil, nil
 }
 
+// procCall is the state of an episode opened by BeginProcedure: the plan
+// (the expansion, with reflexes' actions inserted), the item executing
+// and the reflexes watching.
+type procCall struct {
+	rec   *CallRecord
+	plan  []Item
+	item  int
+	watch *reflexWatch
+}
+
+// reflexSet is the reflexes a call op's episode is checked with:
+// Options.Reflexes, or the store's mine/reflexes loaded afresh (the agent
+// may have changed them since the last call); none with NoReflexes.
+func (r *Recorder) reflexSet() *ReflexSet {
+	switch {
+	case r.opt.NoReflexes:
+		return nil
+	case r.opt.Reflexes != nil:
+		return r.opt.Reflexes
+	}
+	set, err := LoadReflexes(r.reflexDir, r.opt.Procedures)
+	if err != nil {
+		r.opt.Logger.Warn("record: reflexes left out", "dir", r.reflexDir, "err", err)
+	}
+	return set
+}
+
+// ReflexResult is what the reflexes did on one step of a call episode.
+type ReflexResult struct {
+	// Firings are the reflexes that fired (or failed) on the step, in
+	// name order; recorded in action.json "procedure"."reflexes", their
+	// notes in the episode's notes.
+	Firings []Firing
+	// Stop: a reflex stopped the plan. Abandon the current item now and
+	// execute Plan after it (the reflexes' actions); no more checks.
+	Stop bool
+	// Plan is the whole plan when the firings changed it (nil when not):
+	// items up to the current one as before, then the reflexes' actions,
+	// then (without Stop) the rest. Continue with the item after the
+	// current one.
+	Plan []Item
+}
+
+// ProcedureStep records s as a step of item (an index into the plan; -1:
+// the item of the previous step, first 0) of the episode opened by
+// BeginProcedure and checks the reflexes on it as Runner.Call does: after
+// every SampleEvery-th step of an item (the count restarts when the item
+// changes), until one stops the plan. An item outside the plan is an
+// error and records nothing.
+func (r *Recorder) ProcedureStep(ctx context.Context, s Step, item int) (*ReflexResult, error) {
+	if r.cur == nil || r.cur.proc == nil {
+		return nil, errors.New("step: no procedure call in progress (use the call op)")
+	}
+	pc := r.cur.proc
+	if item >= len(pc.plan) {
+		return nil, fmt.Errorf("step: item %d is outside the plan (%d item(s))", item, len(pc.plan))
+	}
+	if item < 0 {
+		item = pc.item
+	}
+	if err := r.Step(s); err != nil {
+		return nil, err
+	}
+	res := &ReflexResult{}
+	if item >= len(pc.plan) {
+		return res, nil // an empty plan: nothing to check
+	}
+	pc.item = item
+	fired := pc.watch.observe(ctx, s.State, item, pc.plan[item].EntryName())
+	if len(fired) == 0 {
+		return res, nil
+	}
+	var notes []string
+	pc.plan, notes = pc.watch.apply(pc.plan, item, fired)
+	pc.rec.Reflexes = append(pc.rec.Reflexes, fired...)
+	for _, n := range notes {
+		_ = r.Note(n)
+	}
+	res.Firings, res.Stop, res.Plan = fired, pc.watch.stopped, pc.plan
+	return res, nil
+}
+
 // EndProcedure ends an episode opened by BeginProcedure, recording outcome
-// (OutcomeOK when ""; OutcomeStopped, OutcomeFailed or the harness's own
-// word) and done, the number of expanded items executed (-1: all).
+// (when "": OutcomeStopped if a reflex stopped the plan, else OutcomeOK;
+// or OutcomeStopped, OutcomeFailed or the harness's own word) and done,
+// the number of plan items executed (-1: all, the reflexes' actions
+// included).
 func (r *Recorder) EndProcedure(outcome, errText string, done int) (episodes.Row, error) {
 	if r.cur == nil || r.cur.proc == nil {
 		return episodes.Row{}, errors.New("end: no procedure call in progress (use the call op)")
 	}
-	cr := r.cur.proc
-	if outcome != "" {
+	pc := r.cur.proc
+	cr := pc.rec
+	switch {
+	case outcome != "":
 		cr.Outcome = outcome
+	case pc.watch.stopped:
+		cr.Outcome = OutcomeStopped
 	}
 	cr.Error = errText
 	cr.Done = done
 	if done < 0 {
-		cr.Done = len(cr.Expansion)
+		cr.Done = len(pc.plan)
 	}
 	return endCall(r, cr)
 }

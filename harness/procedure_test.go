@@ -846,3 +846,137 @@ func TestCatalogErrors(t *testing.T) {
 		t.Errorf("LoadReflexes: %v, %d loaded", err, len(set.Reflexes))
 	}
 }
+
+// TestProtocolReflexes: the call op's episodes are watched by the store's
+// reflexes as Runner.Call's are. A stop comes back in the step's reply
+// with the new plan; the firing, its note and the outcome are recorded the
+// same way; a reflex without stop inserts its actions after the item.
+func TestProtocolReflexes(t *testing.T) {
+	s := newStore(t)
+	for name, body := range map[string]string{
+		"procedures/dig.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"actions\": [{\"action\": {\"attack\": 1}, \"repeat\": 8}, {\"atom\": \"collect_drops\"}, {\"atom\": \"look\"}]}'\n",
+		"procedures/tidy.sh":  "#!/bin/sh\ncat >/dev/null\necho '{\"actions\": [{\"atom\": \"collect_drops\"}, {\"atom\": \"look\"}]}'\n",
+		"reflexes/deep.sh":    "#!/bin/sh\n# mfm-when: entry == \"raw\" && pos.y < pos_prev.y - 2\ncat >/dev/null\necho '{\"stop\": true, \"note\": \"fell\", \"actions\": [{\"action\": {\"back\": 1}, \"repeat\": 2}]}'\n",
+		"reflexes/wave.sh":    "#!/bin/sh\n# mfm-when: entry == \"collect_drops\"\ncat >/dev/null\necho '{\"note\": \"waving\", \"actions\": [{\"action\": {\"wave\": 1}}]}'\n",
+		"reflexes/retired.sh": "#!/bin/sh\n# mfm-disabled: never\necho '{\"stop\": true}'\n",
+	} {
+		p := s.Path("mine", name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o755)
+	}
+	rec, err := NewRecorder(s, Options{Procedures: &Runner{Dir: s.Path("mine", "procedures"), Timeout: testTimeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	var in strings.Builder
+	in.WriteString(`{"op": "initial", "state": {"step": 0, "y": 70}}` + "\n")
+	in.WriteString(`{"op": "call", "call": {"kind": "dig"}}` + "\n")
+	for i := 1; i <= 8; i++ { // digging down one block a step
+		fmt.Fprintf(&in, `{"op": "step", "item": 0, "action": {"attack": 1}, "state": {"step": %d, "y": %d}}`+"\n", i, 70-i)
+	}
+	in.WriteString(`{"op": "step", "item": 1, "action": {"back": 1}, "state": {"step": 9, "y": 62}}` + "\n")
+	in.WriteString(`{"op": "step", "item": 2, "action": {"back": 1}, "state": {"step": 10, "y": 62}}` + "\n") // outside the new plan
+	in.WriteString(`{"op": "step", "action": {"back": 1}, "state": {"step": 10, "y": 62}}` + "\n")            // item 1 again
+	in.WriteString(`{"op": "end"}` + "\n")
+	in.WriteString(`{"op": "call", "call": {"kind": "tidy"}}` + "\n")
+	for i := 11; i <= 14; i++ {
+		fmt.Fprintf(&in, `{"op": "step", "state": {"step": %d, "y": 62}}`+"\n", i)
+	}
+	in.WriteString(`{"op": "step", "item": 1, "action": {"wave": 1}, "state": {"step": 15, "y": 62}}` + "\n")
+	in.WriteString(`{"op": "step", "item": 2, "state": {"step": 16, "y": 62}}` + "\n")
+	in.WriteString(`{"op": "end"}` + "\n")
+	in.WriteString(`{"op": "begin", "call": {"kind": "walk"}}` + "\n")
+	in.WriteString(`{"op": "step", "item": 0, "state": {"step": 17, "y": 62}}` + "\n")
+	var out strings.Builder
+	bad, err := Serve(rec, strings.NewReader(in.String()), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if bad != 2 || len(reps) != 24 {
+		t.Fatalf("%d bad, %d replies:\n%s", bad, len(reps), out.String())
+	}
+	for i := 2; i <= 8; i++ {
+		if strings.Contains(reps[i], "reflexes") {
+			t.Errorf("reply %d: a reflex fired before the 8th step: %s", i+1, reps[i])
+		}
+	}
+	want := map[int]string{
+		9:  `"reflexes":[{"note":"fell","reflex":"deep","step":8,"stop":true}],"stop":true`,
+		10: `"op":"step","episode":"ep_000001"}`,
+		11: `"error":"line 12: step: item 2 is outside the plan (2 item(s))"`,
+		12: `"op":"step","episode":"ep_000001"}`,
+		18: `"reflexes":[{"note":"waving","reflex":"wave","step":14,"stop":false}]`,
+		23: `"error":"line 24: step: item belongs to an episode opened by the call op"`,
+	}
+	for i, w := range want {
+		if !strings.Contains(reps[i], w) {
+			t.Errorf("reply %d: %s\nwant %s", i+1, reps[i], w)
+		}
+	}
+	if !strings.Contains(reps[9], `"actions":[{"action":{"attack":1},"repeat":8},{"action":{"back":1},"repeat":2}]`) {
+		t.Errorf("the stop's new plan: %s", reps[9])
+	}
+	if !strings.Contains(reps[18], `"actions":[{"args":{},"procedure":"collect_drops"},{"action":{"wave":1},"repeat":1},{"args":{},"procedure":"look"}]`) || strings.Contains(reps[18], `"stop":true`) {
+		t.Errorf("the inserted plan: %s", reps[18])
+	}
+
+	act := readJSON(t, filepath.Join(s.Root, "episodes", "ep_000001", "action.json"))
+	p := act["procedure"].(map[string]any)
+	fired, _ := json.Marshal(p["reflexes"])
+	if p["outcome"] != "stopped" || p["done"] != 2.0 || string(fired) != `[{"note":"fell","reflex":"deep","step":8,"stop":true}]` || len(p["expansion"].([]any)) != 3 {
+		t.Errorf("dig action.json procedure: %v", p)
+	}
+	oc := readJSON(t, filepath.Join(s.Root, "episodes", "ep_000001", "outcome.json"))
+	if notes, _ := json.Marshal(oc["notes"]); string(notes) != `["[REFLEX deep] fell -- the runner dropped the rest of your plan (2 action(s))."]` {
+		t.Errorf("dig notes %s", notes)
+	}
+	act = readJSON(t, filepath.Join(s.Root, "episodes", "ep_000002", "action.json"))
+	if p := act["procedure"].(map[string]any); p["outcome"] != "ok" || p["done"] != 3.0 || len(p["reflexes"].([]any)) != 1 {
+		t.Errorf("tidy action.json procedure: %v", p)
+	}
+	entries, err := Catalog(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if (e.Name == "deep" || e.Name == "wave") && (e.Calls != 1 || e.LastOutcome != "fired") {
+			t.Errorf("catalog %s: %+v", e.Name, e)
+		}
+	}
+}
+
+// TestProtocolNoReflexes: with Options.NoReflexes the call op checks
+// nothing.
+func TestProtocolNoReflexes(t *testing.T) {
+	s := newStore(t)
+	for name, body := range map[string]string{
+		"procedures/tidy.sh": "#!/bin/sh\ncat >/dev/null\necho '{\"actions\": [{\"atom\": \"collect_drops\"}]}'\n",
+		"reflexes/stop.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"stop\": true, \"note\": \"always\"}'\n",
+	} {
+		p := s.Path("mine", name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o755)
+	}
+	for k, off := range []bool{false, true} {
+		rec, err := NewRecorder(s, Options{NoReflexes: off, Procedures: &Runner{Dir: s.Path("mine", "procedures"), Timeout: testTimeout}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in strings.Builder
+		in.WriteString(`{"op": "call", "call": {"kind": "tidy"}}` + "\n")
+		for i := 1; i <= 4; i++ {
+			fmt.Fprintf(&in, `{"op": "step", "state": {"step": %d}}`+"\n", 4*k+i)
+		}
+		in.WriteString(`{"op": "end"}` + "\n")
+		var out strings.Builder
+		if bad, err := Serve(rec, strings.NewReader(in.String()), &out); err != nil || bad != 0 {
+			t.Fatalf("%d bad, %v:\n%s", bad, err, out.String())
+		}
+		rec.Close()
+		if got := strings.Contains(out.String(), `"reflex":"stop"`); got == off {
+			t.Errorf("NoReflexes %v: fired %v:\n%s", off, got, out.String())
+		}
+	}
+}

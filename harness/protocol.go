@@ -25,6 +25,7 @@ type Request struct {
 	Outcome     string          `json:"outcome,omitempty"`       // end of a call: ok, stopped, failed, …
 	Error       string          `json:"error,omitempty"`         // end of a call: what failed
 	Done        *int            `json:"done,omitempty"`          // end of a call: items executed (default all)
+	Item        *int            `json:"item,omitempty"`          // step of a call: the plan item executing (default: the previous step's, first 0)
 	Action      any             `json:"action,omitempty"`        // step
 	Events      []string        `json:"events,omitempty"`        // step
 	Cells       []WireCell      `json:"cells,omitempty"`         // step
@@ -212,6 +213,12 @@ type Reply struct {
 	// Outcome is a call's outcome when it refused (refused, timeout,
 	// disabled, …): the episode is already recorded, Row is its row.
 	Outcome string `json:"outcome,omitempty"`
+	// Reflexes are the reflexes that fired (or failed) on a step of a call
+	// episode: {"reflex", "stop", "note", "step", "error"?}. When they
+	// changed the plan, Actions is the whole new plan (continue with the
+	// item after the step's) and Stop says to abandon the step's item now.
+	Reflexes []map[string]any `json:"reflexes,omitempty"`
+	Stop     bool             `json:"stop,omitempty"`
 }
 
 // Serve runs the record protocol: one request per line of in, one reply
@@ -291,16 +298,7 @@ func handle(r *Recorder, line []byte, no int) Reply {
 			return fail(err)
 		default:
 			rep.Episode = r.cur.id
-			rep.Actions = make([]map[string]any, len(cr.Expansion))
-			for i, e := range cr.Expansion {
-				m := map[string]any{}
-				for k, v := range e {
-					if k != "from" {
-						m[k] = v
-					}
-				}
-				rep.Actions[i] = m
-			}
+			rep.Actions = planEntries(r.cur.proc.plan)
 		}
 	case "step":
 		fr, err := q.frame()
@@ -311,10 +309,35 @@ func handle(r *Recorder, line []byte, no int) Reply {
 		for _, c := range q.Cells {
 			s.Cells = append(s.Cells, Cell{X: c.Cell[0], Y: c.Cell[1], Z: c.Cell[2], Kind: c.Kind, Item: c.Item})
 		}
-		if err := r.Step(s); err != nil {
+		if r.cur == nil || r.cur.proc == nil {
+			if q.Item != nil {
+				return fail(errors.New("step: item belongs to an episode opened by the call op"))
+			}
+			if err := r.Step(s); err != nil {
+				return fail(err)
+			}
+			rep.Episode = r.cur.id
+			break
+		}
+		item := -1
+		if q.Item != nil {
+			if *q.Item < 0 {
+				return fail(fmt.Errorf("step: item %d: want an index into the plan (0, 1, …)", *q.Item))
+			}
+			item = *q.Item
+		}
+		rr, err := r.ProcedureStep(context.Background(), s, item)
+		if err != nil {
 			return fail(err)
 		}
 		rep.Episode = r.cur.id
+		for _, f := range rr.Firings {
+			rep.Reflexes = append(rep.Reflexes, f.record())
+		}
+		rep.Stop = rr.Stop
+		if rr.Plan != nil {
+			rep.Actions = planEntries(rr.Plan)
+		}
 	case "note":
 		if err := r.Note(strings.TrimRight(q.Text, "\n")); err != nil {
 			return fail(err)
@@ -347,4 +370,14 @@ func handle(r *Recorder, line []byte, no int) Reply {
 	}
 	rep.OK = true
 	return rep
+}
+
+// planEntries is a plan in the form the call op replies with: each item's
+// Entry ({"procedure": NAME, "args"} or {"action", "repeat"}).
+func planEntries(plan []Item) []map[string]any {
+	out := make([]map[string]any, len(plan))
+	for i, it := range plan {
+		out[i] = it.Entry()
+	}
+	return out
 }

@@ -110,14 +110,24 @@ type Options struct {
 	// Procedures runs the record protocol's "call" op (default: a Runner
 	// over the store's mine/procedures).
 	Procedures *Runner
+	// Reflexes are checked on the steps of episodes opened by the call op
+	// (BeginProcedure, ProcedureStep). Nil: the store's mine/reflexes,
+	// loaded afresh at each call, run with Procedures.
+	Reflexes *ReflexSet
+	// NoReflexes turns the reflex checks of the call op off.
+	NoReflexes bool
+	// SampleEvery is how many steps of an item pass between reflex checks
+	// (default 4), as CallOptions.SampleEvery.
+	SampleEvery int
 }
 
 // Recorder records episodes into a store. It holds the store's writer lock
 // from NewRecorder until Close. It is not safe for concurrent use.
 type Recorder struct {
-	w    *episodes.Writer
-	opt  Options
-	life int
+	w         *episodes.Writer
+	opt       Options
+	life      int
+	reflexDir string // mine/reflexes
 
 	last       *State // the latest state: start of the next episode
 	lastFrame  []byte // PNG of the latest frame, if any
@@ -159,7 +169,7 @@ func NewRecorder(s *episodes.Store, opt Options) (*Recorder, error) {
 	if opt.Procedures == nil {
 		opt.Procedures = &Runner{Dir: s.Path(episodes.MineDir, "procedures"), Logger: opt.Logger}
 	}
-	r := &Recorder{w: w, opt: opt, life: life.N}
+	r := &Recorder{w: w, opt: opt, life: life.N, reflexDir: s.Path(episodes.MineDir, "reflexes")}
 	if err := r.resume(); err != nil {
 		w.Close()
 		return nil, err

@@ -14,7 +14,7 @@ func init() {
 	register(&command{
 		name:    "record",
 		summary: "record episodes from JSON lines on stdin (the harness protocol)",
-		usage: "--store DIR [--init] [--frames] [--task TEXT]\n\n" +
+		usage: "--store DIR [--init] [--frames] [--task TEXT] [--no-reflexes]\n\n" +
 			"Reads one JSON request per line on stdin ({\"op\": \"initial\"|\"begin\"|\"step\"|\"note\"|\n" +
 			"\"end\"|\"abort\", ...}) and writes one JSON reply per line on stdout ({\"ok\": true, \"line\": N,\n" +
 			"...}; on \"end\" the index row written). A bad line gets {\"ok\": false, \"error\": \"line N: ...\"}\n" +
@@ -35,6 +35,7 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	initStore := fs.Bool("init", false, "create the store first if DIR holds none")
 	frames := fs.Bool("frames", false, "keep every step's frame (frames/NNNNNN.png) and state (steps.jsonl)")
 	task := fs.String("task", "", "task text for the initial log block")
+	noReflexes := fs.Bool("no-reflexes", false, "do not check mine/reflexes on the steps of call episodes")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -50,7 +51,7 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	rec, err := harness.NewRecorder(s, harness.Options{Frames: *frames, Task: *task})
+	rec, err := harness.NewRecorder(s, harness.Options{Frames: *frames, Task: *task, NoReflexes: *noReflexes})
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
