@@ -14,12 +14,39 @@ func init() {
 	register(&command{
 		name:    "record",
 		summary: "record episodes from JSON lines on stdin (the harness protocol)",
-		usage: "--store DIR [--init] [--frames] [--task TEXT] [--no-reflexes]\n\n" +
-			"Reads one JSON request per line on stdin ({\"op\": \"initial\"|\"begin\"|\"step\"|\"note\"|\n" +
-			"\"end\"|\"abort\", ...}) and writes one JSON reply per line on stdout ({\"ok\": true, \"line\": N,\n" +
-			"...}; on \"end\" the index row written). A bad line gets {\"ok\": false, \"error\": \"line N: ...\"}\n" +
-			"and changes nothing. Holds the store's writer lock until stdin ends. Exits 1 if any\n" +
-			"line was rejected. The protocol is in docs/RECORD.md.",
+		usage: `--store DIR [--init] [--frames] [--task TEXT] [--no-reflexes]
+
+Reads one JSON request per line on stdin and writes one JSON reply per line
+on stdout: {"ok": true, "line": N, "op": OP, "episode": "ep_NNNNNN", ...}.
+Any request may carry "id", echoed in its reply. The ops:
+
+  initial  {"state": STATE} [+ frame]: writes ep_000000 (kind initial);
+           the reply carries its index row
+  begin    {"call": {"kind": NAME, "args": {...}} or {"raw": {"attack": 1}},
+           optional "budget", "plan", "header", "meta"}: opens an episode
+  call     {"call": {"kind": PROCEDURE, "args": {...}}}: runs
+           mine/procedures/PROCEDURE on the latest state and opens its
+           episode; the reply's "actions" is the plan to execute. A call
+           that fails (refused, crashed, timeout, disabled, unusable,
+           not-found, ...) is recorded at once: the reply carries
+           "outcome", "error" and "row", and no episode stays open
+  step     {"state": STATE, optional "action", "events", "cells", frame;
+           in a call episode optional "item" (the plan index executing)}:
+           adds a step. In a call episode mine/reflexes are checked; the
+           reply may carry "reflexes" (firings), "stop" (abandon the item)
+           and the new plan in "actions"
+  note     {"text": "..."}: a note for the open episode
+  end      after call: optional "outcome" (default stopped after a
+           reflex stop, else ok), "error", "done" (items executed,
+           default all): writes the episode; the reply carries its row
+  abort    drops the open episode
+
+STATE is {"step": N (required), "x", "y", "z", "yaw", "pitch", "inventory",
+"health", "gui_open", "milestones", "extra"}; a frame is "frame_png_b64" or
+"frame_path". A bad line gets {"ok": false, "error": "line N: ..."} and
+changes nothing; at end of input an open episode is dropped. Holds the
+store's writer lock until stdin ends. Exits 1 if any line was rejected.
+The protocol is in docs/RECORD.md.`,
 		run: runRecord,
 	})
 }
