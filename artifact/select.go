@@ -10,16 +10,20 @@ import (
 )
 
 // Query selects episodes for episodes:QUERY. It is a small documented
-// filter over index rows (docs/ARTIFACTS.md), a subset of the mount's
-// query language: space-separated terms that must all hold —
+// filter over the index rows of every life (docs/ARTIFACTS.md), its own:
+// tag:, action:, steps:, life: and last: are named as in the cue query
+// language (index/query, docs/QUERY.md), but it is not a subset of it (a
+// word is a substring of the raw row, not a whole word; every life is
+// searched without life:; kind: and id: are its own). Space-separated
+// terms that must all hold —
 //
-//	all                 every episode
-//	tag:T               rows tagged T
-//	action:A            rows whose action_kind is A
+//	all or *            every episode
+//	tag:T               rows tagged T (repeated: every tag)
+//	action:A            rows whose action_kind is A (repeated: any of them)
 //	kind:K              initial | episode
 //	steps:A..B          step interval overlapping [A, B]
 //	life:N or life:A..B the life (1-based; the current life is the highest)
-//	ep_NNNNNN, id:ID    one episode
+//	ep_NNNNNN, id:ID    that episode in every life (repeated: any of them)
 //	last:N              the last N matches (over all lives, in order)
 //	WORD                case-insensitive substring of the raw row
 type Query struct {
@@ -116,8 +120,12 @@ func (q *Query) Match(r *episodes.Row, life int) bool {
 			return false
 		}
 	}
-	for _, a := range q.action {
-		if r.Action() != a {
+	if len(q.action) > 0 {
+		found := false
+		for _, a := range q.action {
+			found = found || r.Action() == a
+		}
+		if !found {
 			return false
 		}
 	}
