@@ -29,8 +29,9 @@ var ErrStopped = errors.New("stopped by a reflex")
 
 // CallOptions configure Runner.Call.
 type CallOptions struct {
-	// State is the state JSON the procedure reads on stdin; when nil the
-	// caller's latest recorded state is not known here, so pass it.
+	// State is the state JSON the procedure reads on stdin; nil: the
+	// recorder's latest state in state.json form, as the call op uses
+	// ({} before any).
 	State []byte
 	// Reflexes are checked every SampleEvery steps (default 4) on
 	// Sample(state, state SampleEvery steps earlier, entry).
@@ -117,7 +118,11 @@ func (r *Runner) Call(ctx context.Context, rec *Recorder, name string, args []Ar
 	for _, a := range args {
 		argm[a.Name] = a.Value
 	}
-	res, runErr := r.Run(ctx, name, argm, opt.State)
+	state := opt.State
+	if state == nil {
+		state = rec.latestStateJSON()
+	}
+	res, runErr := r.Run(ctx, name, argm, state)
 	cr := &CallRecord{Name: name, Args: argm, Outcome: OutcomeOK, Expansion: []map[string]any{}}
 	if res != nil {
 		cr.Invocations = res.Invocations
@@ -234,17 +239,11 @@ func (r *Recorder) BeginProcedure(ctx context.Context, c Call) (*CallRecord, *ep
 	if c.Kind == "" {
 		return nil, nil, errors.New("call: the call needs a procedure name (kind)")
 	}
-	state := []byte("{}")
-	if r.last != nil {
-		if b, err := episodes.MarshalPy(stateJSON(*r.last)); err == nil {
-			state = b
-		}
-	}
 	argm := map[string]any{}
 	for _, a := range c.Args {
 		argm[a.Name] = a.Value
 	}
-	res, runErr := r.opt.Procedures.Run(ctx, c.Kind, argm, state)
+	res, runErr := r.opt.Procedures.Run(ctx, c.Kind, argm, r.latestStateJSON())
 	cr := &CallRecord{Name: c.Kind, Args: argm, Outcome: OutcomeOK, Expansion: []map[string]any{}}
 	if res != nil {
 		cr.Invocations = res.Invocations
@@ -385,4 +384,15 @@ func (r *Recorder) EndProcedure(outcome, errText string, done int) (episodes.Row
 		cr.Done = len(pc.plan)
 	}
 	return endCall(r, cr)
+}
+
+// latestStateJSON is the latest recorded state as state.json has it, the
+// stdin of a procedure called now; {} before any state.
+func (r *Recorder) latestStateJSON() []byte {
+	if r.last != nil {
+		if b, err := episodes.MarshalPy(stateJSON(*r.last)); err == nil {
+			return b
+		}
+	}
+	return []byte("{}")
 }

@@ -980,3 +980,23 @@ func TestProtocolNoReflexes(t *testing.T) {
 		}
 	}
 }
+
+// TestCallLatestState: without CallOptions.State the procedure reads the
+// recorder's latest state.
+func TestCallLatestState(t *testing.T) {
+	s := newStore(t)
+	rec, err := NewRecorder(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if _, err := rec.Initial(State{Step: 7, Y: 42, Health: 13}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// echo.sh refuses with its stdin as the message
+	r := &Runner{Dir: procDir(t, map[string]string{"echo.sh": "#!/bin/sh\ntr -d '\\n' >&2\nexit 1\n"}), Timeout: testTimeout}
+	_, _, err = r.Call(context.Background(), rec, "echo", nil, nil, CallOptions{})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `"step": 7`) || !strings.Contains(err.Error(), `"health": 13`) {
+		t.Fatalf("the procedure did not read the latest state: %v", err)
+	}
+}
