@@ -667,24 +667,18 @@ func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
 	if newestFirst {
 		// bleve finds the newest N by sorting every candidate; when they
 		// are dense, reading index.jsonl backwards finds them sooner.
-		req := bleve.NewSearchRequestOptions(pf, 0, 0, false)
-		req.Score = "none"
-		res, err := idx.SearchInContext(ctx, req)
-		if err != nil {
-			return nil, fmt.Errorf("query: cue index: %w", err)
-		}
-		if res.Total == 0 {
-			return nil, nil
-		}
-		docs, _ := idx.DocCount()
-		if denseEnough(res.Total, docs, q.Last) {
+		if budget, ok := tailBudget(idx, q); ok {
 			var ls []episodes.Life
 			for _, l := range lives {
 				if _, ok := byN[l.N]; ok {
 					ls = append(ls, l)
 				}
 			}
-			return tailScan(ctx, x.store, ls, q)
+			hits, done, err := tailScan(ctx, x.store, ls, q, budget)
+			if err != nil || done {
+				return hits, err
+			}
+			// more rows than the estimate said: ask bleve after all
 		}
 	}
 	rd := newRowReader(x.store, byN)
@@ -736,13 +730,69 @@ func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
 	return hits, nil
 }
 
-// denseEnough reports whether reading backwards for the newest last of
-// candidates among docs (about last·docs/candidates rows, ~5 µs each to
-// decode and match) beats sorting all of them (~0.15 µs each).
-func denseEnough(candidates, docs uint64, last int) bool {
-	c := float64(candidates)
-	return c*c > 32*float64(last)*float64(docs)
+// tailBudget decides how a last:N query finds its newest matches. A query
+// narrowing only by terms (tags, actions, words) whose matches are dense
+// — estimated from bleve's document frequencies, as if independent — is
+// answered by reading index.jsonl backwards; budget caps the rows read
+// (a few times the estimate) before bleve is asked after all. Ranges
+// (steps, near, y, time) are sparse: bleve answers those at once.
+func tailBudget(idx bleve.Index, q *query.Query) (budget int, ok bool) {
+	if q.Steps != nil || q.Near != nil || q.Y != nil || !q.Since.IsZero() || !q.Until.IsZero() {
+		return 0, false
+	}
+	docs, err := idx.DocCount()
+	if err != nil || docs == 0 {
+		return 0, false
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		return 0, false
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, false
+	}
+	defer r.Close()
+	df := func(field string, terms ...string) float64 {
+		var n uint64
+		for _, t := range terms {
+			tr, err := r.TermFieldReader(context.Background(), []byte(t), field, false, false, false)
+			if err != nil {
+				return 1
+			}
+			n += tr.Count()
+			tr.Close()
+		}
+		return float64(n) / float64(docs)
+	}
+	density := 1.0
+	for _, t := range q.Tags {
+		density *= df(fTag, t)
+	}
+	if len(q.Actions) > 0 {
+		density *= df(fAction, q.Actions...)
+	}
+	if !q.InMine {
+		for _, w := range q.Words {
+			for _, t := range w {
+				density *= df(fWords, t)
+			}
+		}
+	}
+	if density <= 0 {
+		return 0, false // a term no row has: bleve answers "none" at once
+	}
+	expected := float64(q.Last) / density
+	if expected > maxTailRows {
+		return 0, false
+	}
+	return int(max(4*expected, 256)), true
 }
+
+// maxTailRows is the most rows a backwards read is expected to need
+// before bleve's sorted search is the cheaper way (~5 µs per row read
+// and matched against ~0.15 µs per candidate sorted).
+const maxTailRows = 4096
 
 // rowReader reads indexed rows back from their lives' index.jsonl.
 type rowReader struct {

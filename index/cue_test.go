@@ -454,9 +454,12 @@ func TestTailScanEqualsScan(t *testing.T) {
 				ls = append(ls, l)
 			}
 		}
-		got, err := tailScan(context.Background(), s, ls, q)
-		if err != nil {
-			t.Fatal(err)
+		got, done, err := tailScan(context.Background(), s, ls, q, 0)
+		if err != nil || !done {
+			t.Fatal(err, done)
+		}
+		if _, done, _ := tailScan(context.Background(), s, ls, q, 10); done && len(want) > 10 {
+			t.Errorf("%s: a budget of 10 rows found %d matches", qs, len(want))
 		}
 		if !reflect.DeepEqual(hitKeys(got), hitKeys(want)) {
 			t.Errorf("%s: tail gives %d hits, scan %d", qs, len(got), len(want))

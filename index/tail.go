@@ -14,18 +14,23 @@ import (
 // backwards (newest life first) until N rows match: what tail(1) does.
 // It beats the index when matches are dense — last:20 alone, or a tag on
 // every tenth row — where bleve would sort every match to find the newest.
-func tailScan(ctx context.Context, s *episodes.Store, lives []episodes.Life, q *query.Query) ([]Hit, error) {
-	var hits []Hit
+// It gives up after budget rows (0: no limit) with done false.
+func tailScan(ctx context.Context, s *episodes.Store, lives []episodes.Life, q *query.Query, budget int) (hits []Hit, done bool, err error) {
+	read := 0
 	for i := len(lives) - 1; i >= 0 && len(hits) < q.Last; i-- {
 		l := lives[i]
 		prefix, err := LifePrefix(s, l)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		err = eachLineBackwards(l.IndexPath(), func(line []byte) (bool, error) {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
+			if budget > 0 && read >= budget {
+				return false, nil
+			}
+			read++
 			if len(bytes.TrimSpace(line)) == 0 {
 				return true, nil
 			}
@@ -37,13 +42,16 @@ func tailScan(ctx context.Context, s *episodes.Store, lives []episodes.Life, q *
 			return len(hits) < q.Last, nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("query: life %d: %w", l.N, err)
+			return nil, false, fmt.Errorf("query: life %d: %w", l.N, err)
+		}
+		if budget > 0 && read >= budget && len(hits) < q.Last {
+			return nil, false, nil
 		}
 	}
 	for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
 		hits[i], hits[j] = hits[j], hits[i]
 	}
-	return hits, nil
+	return hits, true, nil
 }
 
 // eachLineBackwards calls fn with the complete lines of path, last first,
