@@ -69,6 +69,7 @@ func ids(hits []Hit) []string {
 	return out
 }
 
+// TestScanRun checks hand-worked answers, from the scan and the cue index.
 func TestScanRun(t *testing.T) {
 	s := testStore(t)
 	cites := func(ctx context.Context) ([]Cite, error) {
@@ -105,20 +106,30 @@ func TestScanRun(t *testing.T) {
 		{"in:mine life:all last:1", []string{"2:ep_000003"}},
 		{"in:mine tag:stuck", []string{"2:ep_000003"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.q, func(t *testing.T) {
-			q, err := query.Parse(tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hits, err := Run(context.Background(), Scan{Store: s}, q, cites)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(hits); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("%q = %v, want %v", tt.q, got, tt.want)
-			}
-		})
+	cue, _, err := Open(context.Background(), s, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cue.Close()
+	for _, searcher := range []struct {
+		name string
+		s    Searcher
+	}{{"scan", Scan{Store: s}}, {"cue", cue}} {
+		for _, tt := range tests {
+			t.Run(searcher.name+"/"+tt.q, func(t *testing.T) {
+				q, err := query.Parse(tt.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hits, err := Run(context.Background(), searcher.s, q, cites)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ids(hits); !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("%q = %v, want %v", tt.q, got, tt.want)
+				}
+			})
+		}
 	}
 }
 
