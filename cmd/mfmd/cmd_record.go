@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/harness"
@@ -14,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "record",
 		summary: "record episodes from JSON lines on stdin (the harness protocol)",
-		usage: `--store DIR [--init] [--frames] [--task TEXT] [--no-reflexes]
+		usage: `--store DIR [--init] [--frames] [--task TEXT] [--no-reflexes] [--timeout 10s]
 
 Reads one JSON request per line on stdin and writes one JSON reply per line
 on stdout: {"ok": true, "line": N, "op": OP, "episode": "ep_NNNNNN", ...}.
@@ -63,6 +64,7 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	frames := fs.Bool("frames", false, "keep every step's frame (frames/NNNNNN.png) and state (steps.jsonl)")
 	task := fs.String("task", "", "task text for the initial log block")
 	noReflexes := fs.Bool("no-reflexes", false, "do not check mine/reflexes on the steps of call episodes")
+	timeout := fs.Duration("timeout", 10*time.Second, "per-process timeout of procedures and reflexes (mfm-timeout may shorten it)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -78,7 +80,12 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	rec, err := harness.NewRecorder(s, harness.Options{Frames: *frames, Task: *task, NoReflexes: *noReflexes})
+	if *timeout <= 0 {
+		fmt.Fprintln(stderr, "mfmd record: --timeout must be positive")
+		return 2
+	}
+	procs := &harness.Runner{Dir: s.Path(episodes.MineDir, "procedures"), Timeout: *timeout}
+	rec, err := harness.NewRecorder(s, harness.Options{Frames: *frames, Task: *task, NoReflexes: *noReflexes, Procedures: procs})
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
