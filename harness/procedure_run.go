@@ -239,10 +239,13 @@ func (r *Runner) expand(ctx context.Context, res *Result, name string, args map[
 		return err
 	}
 	out, inv, err := r.exec(ctx, p, args, state, chain)
+	inv.Depth = len(chain) - 1
 	if err != nil {
+		if !errors.Is(err, ErrDisabled) { // a disabled one is never started
+			res.Invocations = append(res.Invocations, inv)
+		}
 		return err
 	}
-	inv.Depth = len(chain) - 1
 	res.Invocations = append(res.Invocations, inv)
 	if out.Note != "" {
 		res.Notes = append(res.Notes, name+": "+out.Note)

@@ -397,6 +397,18 @@ func TestCallRecorded(t *testing.T) {
 	if row.Action() != "equip_hotbar" || row.Note != "equip_hotbar: refused: slot must be 1-9" {
 		t.Errorf("refusal row %s note %q", row.Action(), row.Note)
 	}
+	// the refusing process is one of the invocations, with its exit status
+	act = readJSON(t, filepath.Join(s.Root, row.Path, "action.json"))
+	invs, _ := json.Marshal(act["procedure"].(map[string]any)["invocations"])
+	if !strings.Contains(string(invs), `"exit":1`) || !strings.Contains(string(invs), `"name":"equip_hotbar"`) {
+		t.Errorf("refusal invocations %s", invs)
+	}
+	// a disabled procedure is never started: no invocation
+	r.Dir = procDir(t, map[string]string{"off.sh": "#!/bin/sh\n# mfm-disabled: broke things\necho '{\"actions\": []}'\n"})
+	cr, _, err = r.Call(context.Background(), rec, "off", nil, exec, CallOptions{})
+	if !errors.Is(err, ErrDisabled) || len(cr.Invocations) != 0 {
+		t.Errorf("disabled: %v, invocations %+v", err, cr.Invocations)
+	}
 }
 
 func readJSON(t testing.TB, p string) map[string]any {
