@@ -32,14 +32,16 @@ import (
 
 // SchemaVersion names the index's document mapping and id scheme. An
 // index written with another version is moved aside and rebuilt.
-const SchemaVersion = "mfm-cue-2"
+const SchemaVersion = "mfm-cue-3"
 
-// CellSize is the side, in blocks, of the x/z cells near: is prefiltered by.
-const CellSize = 32
+// cellShifts are the x/z cell sizes near: is prefiltered by: 8, 64 and
+// 512 blocks (a row indexes its cell at each).
+var cellShifts = []uint{3, 6, 9}
 
-// maxNearCells caps the cells a near: term is prefiltered by; a larger
-// radius is answered by the exact distance test alone.
-const maxNearCells = 256
+// maxNearCells caps the cells a near: term is prefiltered by: it uses the
+// finest size needing no more; a larger radius is answered by the exact
+// distance test alone.
+const maxNearCells = 64
 
 // batchRows is how many rows one bleve batch holds (bleve.md: 500–1000 is
 // fastest; 10,000 peaked at 1.2 GB RSS).
@@ -465,10 +467,9 @@ const (
 	fTag    = "tag"   // each tag
 	fAction = "act"   // the action kind
 	fLife   = "life"  // the life number
-	fCell   = "cell"  // floor(x/CellSize)_floor(z/CellSize)
+	fCell   = "cell"  // the x/z cell at each of cellShifts: "3:-9_24"
 	fY      = "fy"    // floor(y), as ladder terms
-	fFirst  = "first" // first_step, as ladder terms
-	fLast   = "last"  // last_step, as ladder terms
+	fSteps  = "steps" // first_step..last_step, as span ladder terms
 	fTime   = "t"     // the row's time in Unix seconds, as ladder terms
 )
 
@@ -484,7 +485,7 @@ func docMapping() mapping.IndexMapping {
 	}
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
-	for _, f := range []string{fWords, fTag, fAction, fLife, fCell, fY, fFirst, fLast, fTime} {
+	for _, f := range []string{fWords, fTag, fAction, fLife, fCell, fY, fSteps, fTime} {
 		dm.AddFieldMappingsAt(f, kw())
 	}
 	im := bleve.NewIndexMapping()
@@ -493,8 +494,19 @@ func docMapping() mapping.IndexMapping {
 	return im
 }
 
-func cellOf(x, z float64) string {
-	return strconv.FormatFloat(math.Floor(x/CellSize), 'f', 0, 64) + "_" + strconv.FormatFloat(math.Floor(z/CellSize), 'f', 0, 64)
+// cellTerm names the cell (cx, cz) of size 2^shift.
+func cellTerm(shift uint, cx, cz int64) string {
+	return strconv.FormatUint(uint64(shift), 10) + ":" + strconv.FormatInt(cx, 10) + "_" + strconv.FormatInt(cz, 10)
+}
+
+// cellTerms are a position's cells at every size.
+func cellTerms(x, z float64) []string {
+	ix, iz := floorInt(x), floorInt(z)
+	out := make([]string, len(cellShifts))
+	for i, s := range cellShifts {
+		out[i] = cellTerm(s, ix>>s, iz>>s)
+	}
+	return out
 }
 
 // rowDoc is the indexed document of row r of life n.
@@ -511,10 +523,9 @@ func rowDoc(n int, r *episodes.Row) map[string]interface{} {
 	}
 	d := map[string]interface{}{
 		fLife:  strconv.Itoa(n),
-		fCell:  cellOf(r.X, r.Z),
+		fCell:  cellTerms(r.X, r.Z),
 		fY:     ladderY.terms(floorInt(r.Y)),
-		fFirst: ladderFirst.terms(r.FirstStep),
-		fLast:  ladderLast.terms(r.LastStep),
+		fSteps: ladderSteps.spanTerms(r.FirstStep, r.LastStep),
 	}
 	if len(words) > 0 {
 		d[fWords] = words
@@ -571,19 +582,22 @@ func prefilter(q *query.Query, lives []int) bq.Query {
 		must = append(must, bleve.NewDisjunctionQuery(as...))
 	}
 	if s := q.Steps; s != nil {
-		must = append(must, ladderFirst.query(math.MinInt64, s.B), ladderLast.query(s.A, math.MaxInt64))
+		must = append(must, ladderSteps.spanQuery(s.A, s.B))
 	}
 	if n := q.Near; n != nil {
-		x0, x1 := math.Floor((n.X-n.R)/CellSize), math.Floor((n.X+n.R)/CellSize)
-		z0, z1 := math.Floor((n.Z-n.R)/CellSize), math.Floor((n.Z+n.R)/CellSize)
-		if (x1-x0+1)*(z1-z0+1) <= maxNearCells {
+		x0, x1, z0, z1 := floorInt(n.X-n.R), floorInt(n.X+n.R), floorInt(n.Z-n.R), floorInt(n.Z+n.R)
+		for _, sh := range cellShifts {
+			if float64((x1>>sh)-(x0>>sh)+1)*float64((z1>>sh)-(z0>>sh)+1) > maxNearCells || x1-x0 < 0 || z1-z0 < 0 {
+				continue // too many cells of this size: try a coarser one
+			}
 			var cs []bq.Query
-			for cx := x0; cx <= x1; cx++ {
-				for cz := z0; cz <= z1; cz++ {
-					cs = append(cs, term(fCell, cellOf(cx*CellSize, cz*CellSize)))
+			for cx := x0 >> sh; cx <= x1>>sh; cx++ {
+				for cz := z0 >> sh; cz <= z1>>sh; cz++ {
+					cs = append(cs, term(fCell, cellTerm(sh, cx, cz)))
 				}
 			}
 			must = append(must, bleve.NewDisjunctionQuery(cs...))
+			break
 		}
 		if n.ThreeD {
 			must = append(must, ladderY.query(floorInt(n.Y-n.R), floorInt(n.Y+n.R)))

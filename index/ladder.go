@@ -2,6 +2,7 @@ package index
 
 import (
 	"strconv"
+	"strings"
 
 	bq "github.com/blevesearch/bleve/v2/search/query"
 )
@@ -32,9 +33,9 @@ func newLadder(field string, finest uint, levels int, lo, hi int64) ladder {
 }
 
 var (
-	// first_step and last_step: buckets of 16 steps up to 2^34.
-	ladderFirst = newLadder(fFirst, 4, 6, 0, 1<<40-1)
-	ladderLast  = newLadder(fLast, 4, 6, 0, 1<<40-1)
+	// An episode's steps, first_step..last_step, as a span: buckets of
+	// 16 steps up to 2^34.
+	ladderSteps = newLadder(fSteps, 4, 6, 0, 1<<40-1)
 	// floor(y): buckets of 4 blocks, within ±2^17.
 	ladderY = newLadder(fY, 2, 3, -1<<17, 1<<17-1)
 	// Unix seconds: buckets of 64 s up to 2^30 s.
@@ -106,6 +107,56 @@ func (l ladder) query(lo, hi int64) bq.Query {
 	}
 	if len(qs) == 1 {
 		return qs[0]
+	}
+	return bq.NewDisjunctionQuery(qs)
+}
+
+// spanCap is the most buckets of one level a span indexes; a longer span
+// indexes that level's "long" term instead.
+const spanCap = 8
+
+func longTerm(shift uint) string { return "long:" + strconv.FormatUint(uint64(shift), 10) }
+
+// spanTerms index an interval [a, b] (an episode's steps): at each level,
+// every bucket the interval touches, or the level's long term when there
+// are more than spanCap. An interval overlaps a range exactly when it
+// shares a point with it, and that point lies in one of the range's cover
+// buckets, which the interval then indexes (or it is long at that level):
+// spanQuery matches a superset of the overlapping intervals.
+func (l ladder) spanTerms(a, b int64) []string {
+	a, b = l.clamp(min(a, b)), l.clamp(max(a, b))
+	var out []string
+	for _, s := range l.shifts {
+		if (b>>s)-(a>>s) >= spanCap {
+			out = append(out, longTerm(s))
+			continue
+		}
+		for x := a >> s; x <= b>>s; x++ {
+			out = append(out, bucketTerm(s, x))
+		}
+	}
+	return out
+}
+
+// spanQuery matches the intervals overlapping [lo, hi] (and a few more
+// at the edges), indexed with spanTerms.
+func (l ladder) spanQuery(lo, hi int64) bq.Query {
+	ts := l.cover(lo, hi)
+	if len(ts) == 0 {
+		return bq.NewMatchNoneQuery()
+	}
+	used := map[uint]bool{}
+	for _, t := range ts {
+		s, _, _ := strings.Cut(t, ":")
+		n, _ := strconv.ParseUint(s, 10, 8)
+		used[uint(n)] = true
+	}
+	for s := range used {
+		ts = append(ts, longTerm(s))
+	}
+	qs := make([]bq.Query, len(ts))
+	for i, t := range ts {
+		qs[i] = term(l.field, t)
 	}
 	return bq.NewDisjunctionQuery(qs)
 }
