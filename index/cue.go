@@ -32,7 +32,7 @@ import (
 
 // SchemaVersion names the index's document mapping and id scheme. An
 // index written with another version is moved aside and rebuilt.
-const SchemaVersion = "mfm-cue-3"
+const SchemaVersion = "mfm-cue-4"
 
 // cellShifts are the x/z cell sizes near: is prefiltered by: 8, 64 and
 // 512 blocks (a row indexes its cell at each).
@@ -402,7 +402,9 @@ func (x *Index) indexLife(ctx context.Context, l episodes.Life, from int64, bar 
 			if err != nil {
 				x.log.Warn("cue index: skipping a malformed row (mfmd fsck names it)", "file", l.IndexPath(), "line_offset", line.Offset, "err", err)
 			} else {
-				if err := b.Index(docID(l.N, line.Offset), rowDoc(l.N, &r)); err != nil {
+				d := rowDoc(l.N, &r)
+				d[fBlock] = blockTerm(l.N, line.Offset>>blockShift)
+				if err := b.Index(docID(l.N, line.Offset), d); err != nil {
 					return fmt.Errorf("cue index: row %s: %w", r.ID, err)
 				}
 				rows++
@@ -470,6 +472,7 @@ const (
 	fCell   = "cell"  // the x/z cell at each of cellShifts: "3:-9_24"
 	fY      = "fy"    // floor(y), as ladder terms
 	fSteps  = "steps" // first_step..last_step, as span ladder terms
+	fBlock  = "blk"   // life and MiB of index.jsonl the row starts in: "2:17"
 	fTime   = "t"     // the row's time in Unix seconds, as ladder terms
 )
 
@@ -485,7 +488,7 @@ func docMapping() mapping.IndexMapping {
 	}
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
-	for _, f := range []string{fWords, fTag, fAction, fLife, fCell, fY, fSteps, fTime} {
+	for _, f := range []string{fWords, fTag, fAction, fLife, fCell, fY, fSteps, fTime, fBlock} {
 		dm.AddFieldMappingsAt(f, kw())
 	}
 	im := bleve.NewIndexMapping()
@@ -697,6 +700,54 @@ func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
 	}
 	rd := newRowReader(x.store, byN)
 	defer rd.close()
+	if !newestFirst {
+		return collect(ctx, idx, pf, q, rd, false, 0)
+	}
+	// Newest first: search the latest blocks of index.jsonl, then four
+	// times as many earlier ones, and so on, so that bleve sorts only the
+	// candidates of a recent window, not of the whole store.
+	x.mu.Lock()
+	var blocks []string
+	for i := len(lives) - 1; i >= 0; i-- {
+		if _, ok := byN[lives[i].N]; ok {
+			for b := (x.marks[lives[i].N].Offset - 1) >> blockShift; b >= 0; b-- {
+				blocks = append(blocks, blockTerm(lives[i].N, b))
+			}
+		}
+	}
+	x.mu.Unlock()
+	var hits []Hit
+	for i, w := 0, 1; i < len(blocks) && len(hits) < q.Last; w *= 4 {
+		j := min(i+w, len(blocks))
+		win := make([]bq.Query, j-i)
+		for k, b := range blocks[i:j] {
+			win[k] = term(fBlock, b)
+		}
+		got, err := collect(ctx, idx, bleve.NewConjunctionQuery(pf, bleve.NewDisjunctionQuery(win...)), q, rd, true, q.Last-len(hits))
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, got...)
+		i = j
+	}
+	for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
+		hits[i], hits[j] = hits[j], hits[i]
+	}
+	return hits, nil
+}
+
+// blockShift sizes the blocks of index.jsonl a row's fBlock term names:
+// 1 MiB, about 2,700 rows (a variable so tests can make blocks small).
+var blockShift = 20
+
+func blockTerm(life int, block int64) string {
+	return strconv.Itoa(life) + ":" + strconv.FormatInt(block, 10)
+}
+
+// collect pages through pf's candidates in id order (newest first when
+// newestFirst) and keeps the rows q.Match accepts, at most need of them
+// (0: all).
+func collect(ctx context.Context, idx bleve.Index, pf bq.Query, q *query.Query, rd *rowReader, newestFirst bool, need int) ([]Hit, error) {
 	var hits []Hit
 	var after []string
 	for {
@@ -704,8 +755,8 @@ func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
 			return nil, err
 		}
 		size := pageSize
-		if newestFirst {
-			size = min(pageSize, max(2*(q.Last-len(hits)), 16))
+		if need > 0 {
+			size = min(pageSize, max(2*(need-len(hits)), 16))
 		}
 		req := bleve.NewSearchRequestOptions(pf, size, 0, false)
 		req.Score = "none"
@@ -726,22 +777,16 @@ func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
 			}
 			if ok {
 				hits = append(hits, h)
-				if newestFirst && len(hits) == q.Last {
-					break
+				if need > 0 && len(hits) == need {
+					return hits, nil
 				}
 			}
 		}
-		if len(res.Hits) < size || (newestFirst && len(hits) >= q.Last) {
-			break
+		if len(res.Hits) < size {
+			return hits, nil
 		}
 		after = []string{res.Hits[len(res.Hits)-1].ID}
 	}
-	if newestFirst {
-		for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
-			hits[i], hits[j] = hits[j], hits[i]
-		}
-	}
-	return hits, nil
 }
 
 // tailBudget decides how a last:N query finds its newest matches. A query

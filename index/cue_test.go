@@ -113,6 +113,15 @@ func hitKeys(h []Hit) []string {
 }
 
 func TestCueEqualsScan(t *testing.T) {
+	t.Run("1MiB blocks", testCueEqualsScan)
+	t.Run("1KiB blocks", func(t *testing.T) { // last:N searches many windows
+		defer func(s int) { blockShift = s }(blockShift)
+		blockShift = 10
+		testCueEqualsScan(t)
+	})
+}
+
+func testCueEqualsScan(t *testing.T) {
 	s := genStore(t, 3000)
 	x, st, err := Open(context.Background(), s, quiet)
 	if err != nil {
