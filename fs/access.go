@@ -28,10 +28,12 @@ type AccessRecord struct {
 
 // accessLog appends AccessRecords from a goroutine of its own: handlers
 // only do a non-blocking channel send, so a slow disk never stalls a
-// FUSE request. A burst beyond the buffer is counted and dropped.
+// FUSE request; the writer batches what queued up (accessBatchWait). A
+// burst beyond the buffer is counted and dropped.
 // Repeats of the same path and kind within a second are folded.
 type accessLog struct {
-	ch      chan AccessRecord
+	off     bool // --no-access-log
+	ch      chan accessEntry
 	done    chan struct{}
 	once    sync.Once
 	dropped atomic.Int64
@@ -42,25 +44,30 @@ type accessLog struct {
 }
 
 func newAccessLog(store *episodes.Store, log *slog.Logger, off bool) *accessLog {
-	a := &accessLog{ch: make(chan AccessRecord, 4096), done: make(chan struct{}), log: log, last: map[string]time.Time{}}
+	a := &accessLog{ch: make(chan accessEntry, 8192), done: make(chan struct{}), log: log, last: map[string]time.Time{}}
 	if off {
 		close(a.done)
 		a.ch = nil
+		a.off = true
 		return a
 	}
 	go a.run(store)
 	return a
 }
 
+// on reports whether records are kept (callers skip computing a path
+// when not).
+func (a *accessLog) on() bool { return a != nil && !a.off }
+
 // record notes that the caller in ctx opened path.
 func (a *accessLog) record(ctx context.Context, path, kind string) {
-	if a == nil {
+	if !a.on() {
 		return
 	}
 	now := time.Now()
-	r := AccessRecord{Time: now.UTC().Format(time.RFC3339Nano), Path: path, Kind: kind}
+	r := accessEntry{at: now, path: path, kind: kind}
 	if c, ok := fuse.FromContext(ctx); ok {
-		r.Pid = c.Pid
+		r.pid = c.Pid
 	}
 	key := kind + "\x00" + path
 	a.mu.Lock()
@@ -82,6 +89,19 @@ func (a *accessLog) record(ctx context.Context, path, kind string) {
 	}
 }
 
+// accessEntry is a record as handlers queue it; the writer formats it.
+type accessEntry struct {
+	at         time.Time
+	path, kind string
+	pid        uint32
+}
+
+// accessBatchWait is how long the writer lets records gather after a
+// write: while it sleeps, handlers' sends do not wake it, and a burst of
+// opens (grep -r, a scan of frames) costs one write(2) per batch instead
+// of a goroutine wake-up and a write per open.
+const accessBatchWait = 20 * time.Millisecond
+
 func (a *accessLog) run(store *episodes.Store) {
 	defer close(a.done)
 	var app *episodes.Appender
@@ -90,6 +110,7 @@ func (a *accessLog) run(store *episodes.Store) {
 			app.Close()
 		}
 	}()
+	var buf []byte
 	for r := range a.ch {
 		if app == nil {
 			p, err := store.MetaPath(AccessFileName)
@@ -103,14 +124,38 @@ func (a *accessLog) run(store *episodes.Store) {
 				return
 			}
 		}
-		b, _ := json.Marshal(r)
-		if err := app.Append(b); err != nil {
+		// Everything queued so far, as complete rows in one write.
+		buf = appendAccessRow(buf[:0], r)
+		closed := false
+	drain:
+		for len(buf) < 1<<20 {
+			select {
+			case r, ok := <-a.ch:
+				if !ok {
+					closed = true
+					break drain
+				}
+				buf = appendAccessRow(buf, r)
+			default:
+				break drain
+			}
+		}
+		if err := app.AppendLines(buf); err != nil {
 			a.log.Warn("access log: append", slog.Any("err", err))
 		}
+		if closed {
+			break
+		}
+		time.Sleep(accessBatchWait)
 	}
 	if n := a.dropped.Load(); n > 0 {
 		a.log.Warn("access log: records dropped under load", slog.Int64("dropped", n))
 	}
+}
+
+func appendAccessRow(buf []byte, e accessEntry) []byte {
+	b, _ := json.Marshal(AccessRecord{Time: e.at.UTC().Format(time.RFC3339Nano), Path: e.path, Kind: e.kind, Pid: e.pid})
+	return append(append(buf, b...), '\n')
 }
 
 // close flushes and stops the log; later records are ignored.

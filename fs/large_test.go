@@ -145,7 +145,7 @@ func TestLargeStore(t *testing.T) {
 		t.Errorf("find -maxdepth 1: %d, want %d", n, largeStoreN)
 	}
 	// A full find opens every episode directory (~40 s at 100,000 here,
-	// see bench/mount.md); the recursive walk is checked on 1,000.
+	// measured once by hand); the recursive walk is checked on 1,000.
 	tms := mountStore(t, small, Options{NoAccessLog: true})
 	if n := count("cd " + tms.mnt + " && find episodes -name action.json | wc -l"); n != 1000 {
 		t.Errorf("find -name action.json (1,000 episodes): %d", n)

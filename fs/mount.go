@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -42,6 +43,10 @@ type Options struct {
 	// (see hooks.go).
 	Hooks Hooks
 }
+
+// debugLogger, when set (by tests), receives go-fuse's request log of
+// mounts with Options.Debug instead of the standard logger.
+var debugLogger *log.Logger
 
 // Server is a mounted store.
 type Server struct {
@@ -149,6 +154,9 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		// kernel check permissions against the modes we report.
 		mo.AllowOther = true
 		mo.Options = append(mo.Options, "default_permissions")
+	}
+	if opt.Debug && debugLogger != nil {
+		mo.Logger = debugLogger
 	}
 	mo.PanicHandler = func(p any) fuse.Status {
 		log.Error("mount: handler panic", slog.Any("panic", p))

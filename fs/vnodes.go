@@ -228,8 +228,12 @@ func (f *proxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if err != nil {
 		return nil, 0, gofs.ToErrno(err)
 	}
-	f.m.access.record(ctx, "/"+f.Path(nil), f.kind)
-	return gofs.NewLoopbackFile(fd), 0, 0
+	if f.m.access.on() {
+		f.m.access.record(ctx, "/"+f.Path(nil), f.kind)
+	}
+	// Read-only: no FLUSH round trip on close. No KEEP_CACHE: the file
+	// may grow (docs/MOUNT.md, "Growing files").
+	return gofs.NewLoopbackFile(fd), fuse.FOPEN_NOFLUSH, 0
 }
 
 // linkNode is a virtual symlink.

@@ -1,0 +1,59 @@
+package fs
+
+import (
+	"log"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReadOnlyOpensNoFlush: closing a read-only record file (an episode
+// file, index.jsonl, now/state.json, a virtual file) sends no FLUSH to
+// the daemon (FOPEN_NOFLUSH: one round trip less per open), while a
+// mine/ file, which may have been written, is still flushed on close.
+func TestReadOnlyOpensNoFlush(t *testing.T) {
+	var buf syncBuffer
+	debugLogger = log.New(&buf, "", 0)
+	t.Cleanup(func() { debugLogger = nil })
+	tm := mountCopy(t, Options{NoAccessLog: true, Debug: true})
+	for _, p := range []string{"episodes/ep_000003/outcome.json", "index.jsonl", "now/state.json", "README.md", "mine/notes.md"} {
+		if _, err := os.ReadFile(tm.path(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Request log lines: `rx 52: LOOKUP n1  "README.md"  p30246`, its
+	// answer `tx 52:     OK, {n2 g0 …`, then `rx 56: OPEN n2 …`.
+	rxLookup := regexp.MustCompile(`^rx (\d+): LOOKUP n\d+\s+"([^"]+)"`)
+	txNode := regexp.MustCompile(`^tx (\d+):\s+OK, \{n(\d+) `)
+	rxOp := regexp.MustCompile(`^rx \d+: (OPEN|FLUSH) n(\d+) `)
+	lookups := map[string]string{} // request id -> name
+	names := map[string]string{}   // node id -> name
+	opened, flushed := map[string]bool{}, map[string]bool{}
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if m := rxLookup.FindStringSubmatch(l); m != nil {
+			lookups[m[1]] = m[2]
+		} else if m := txNode.FindStringSubmatch(l); m != nil && lookups[m[1]] != "" {
+			names[m[2]] = lookups[m[1]]
+		} else if m := rxOp.FindStringSubmatch(l); m != nil {
+			if m[1] == "OPEN" {
+				opened[names[m[2]]] = true
+			} else {
+				flushed[names[m[2]]] = true
+			}
+		}
+	}
+	for _, n := range []string{"outcome.json", "index.jsonl", "state.json", "README.md", "notes.md"} {
+		if !opened[n] {
+			t.Fatalf("no OPEN of %s in the request log (parsed %v); log:\n%s", n, opened, head(buf.String(), 80))
+		}
+	}
+	for _, n := range []string{"outcome.json", "index.jsonl", "state.json", "README.md"} {
+		if flushed[n] {
+			t.Errorf("closing read-only %s sent a FLUSH", n)
+		}
+	}
+	if !flushed["notes.md"] {
+		t.Errorf("closing mine/notes.md sent no FLUSH (mine/ must stay flushed)")
+	}
+}
