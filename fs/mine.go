@@ -3,10 +3,13 @@ package fs
 import (
 	"context"
 	"path"
+	"path/filepath"
+	"sync"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // mineNode is the read-write pass-through onto store/mine/: go-fuse's
@@ -17,6 +20,12 @@ import (
 type mineNode struct {
 	*gofs.LoopbackNode
 	m *mfs
+
+	// dirFds are O_PATH descriptors of this directory, one per open
+	// handle (see OpendirHandle), so Getattr still answers for a
+	// directory that was removed or renamed over while open.
+	dirMu  sync.Mutex
+	dirFds []int
 }
 
 var (
@@ -26,6 +35,8 @@ var (
 	_ = (gofs.NodeCreater)((*mineNode)(nil))
 	_ = (gofs.NodeRenamer)((*mineNode)(nil))
 	_ = (gofs.NodeLinker)((*mineNode)(nil))
+	_ = (gofs.NodeOpendirHandler)((*mineNode)(nil))
+	_ = (gofs.NodeGetattrer)((*mineNode)(nil))
 	_ = (gofs.NodeGetxattrer)((*mineNode)(nil))
 	_ = (gofs.NodeListxattrer)((*mineNode)(nil))
 	_ = (gofs.NodeSetxattrer)((*mineNode)(nil))
@@ -73,6 +84,99 @@ func (n *mineNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 func (n *mineNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	n.m.access.record(ctx, "/"+path.Join(n.Path(nil), name), "note-write")
 	return n.LoopbackNode.Create(ctx, name, flags, mode, out)
+}
+
+// OpendirHandle is the loopback's, plus an O_PATH descriptor of the
+// directory held until the handle is released: fstat(2) of an open
+// directory that was then removed or renamed over must still work
+// (posixtest RenameOpenDir), but the kernel sends GETATTR of a directory
+// without its handle and the loopback stats the path, which is gone.
+func (n *mineNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	fh, fl, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
+	if errno != 0 {
+		return fh, fl, errno
+	}
+	backing := filepath.Join(n.RootData.Path, n.mineRel())
+	fd, err := syscall.Open(backing, unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fh, fl, 0 // still listable; only the fallback of Getattr is lost
+	}
+	n.dirMu.Lock()
+	n.dirFds = append(n.dirFds, fd)
+	n.dirMu.Unlock()
+	return &mineDir{FileHandle: fh, node: n, fd: fd}, fl, 0
+}
+
+// Getattr is the loopback's; for a directory whose path is gone while a
+// handle of it is open, the attributes of the open directory.
+func (n *mineNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	errno := n.LoopbackNode.Getattr(ctx, f, out)
+	if errno != syscall.ENOENT {
+		return errno
+	}
+	n.dirMu.Lock()
+	defer n.dirMu.Unlock()
+	if len(n.dirFds) == 0 {
+		return errno
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(n.dirFds[0], &st); err != nil {
+		return errno
+	}
+	out.FromStat(&st)
+	return 0
+}
+
+// mineDir is an open directory of mine/: the loopback's stream, plus the
+// O_PATH descriptor mineNode.Getattr falls back to, closed on release.
+type mineDir struct {
+	gofs.FileHandle
+	node *mineNode
+	fd   int
+}
+
+var (
+	_ = (gofs.FileReaddirenter)((*mineDir)(nil))
+	_ = (gofs.FileSeekdirer)((*mineDir)(nil))
+	_ = (gofs.FileFsyncdirer)((*mineDir)(nil))
+	_ = (gofs.FileReleasedirer)((*mineDir)(nil))
+)
+
+func (d *mineDir) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if r, ok := d.FileHandle.(gofs.FileReaddirenter); ok {
+		return r.Readdirent(ctx)
+	}
+	return nil, 0
+}
+
+func (d *mineDir) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if s, ok := d.FileHandle.(gofs.FileSeekdirer); ok {
+		return s.Seekdir(ctx, off)
+	}
+	return syscall.ENOTSUP
+}
+
+func (d *mineDir) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
+	if s, ok := d.FileHandle.(gofs.FileFsyncdirer); ok {
+		return s.Fsyncdir(ctx, flags)
+	}
+	return syscall.ENOTSUP
+}
+
+func (d *mineDir) Releasedir(ctx context.Context, flags uint32) {
+	if r, ok := d.FileHandle.(gofs.FileReleasedirer); ok {
+		r.Releasedir(ctx, flags)
+	}
+	n := d.node
+	n.dirMu.Lock()
+	for i, fd := range n.dirFds {
+		if fd == d.fd {
+			n.dirFds = append(n.dirFds[:i], n.dirFds[i+1:]...)
+			break
+		}
+	}
+	n.dirMu.Unlock()
+	syscall.Close(d.fd)
 }
 
 // Rename within mine/ is the loopback's; a rename into the read-only part
