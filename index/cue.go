@@ -32,7 +32,7 @@ import (
 
 // SchemaVersion names the index's document mapping and id scheme. An
 // index written with another version is moved aside and rebuilt.
-const SchemaVersion = "mfm-cue-4"
+const SchemaVersion = "mfm-cue-5"
 
 // cellShifts are the x/z cell sizes near: is prefiltered by: 8, 64 and
 // 512 blocks (a row indexes its cell at each).
@@ -404,7 +404,7 @@ func (x *Index) indexLife(ctx context.Context, l episodes.Life, from int64, bar 
 			} else {
 				d := rowDoc(l.N, &r)
 				d[fBlock] = blockTerm(l.N, line.Offset>>blockShift)
-				if err := b.Index(docID(l.N, line.Offset), d); err != nil {
+				if err := b.Index(docID(l.N, line.Offset, &r), d); err != nil {
 					return fmt.Errorf("cue index: row %s: %w", r.ID, err)
 				}
 				rows++
@@ -444,23 +444,53 @@ func completeSize(path string) (int64, error) {
 }
 
 // docID is a row's document id: life and byte offset, zero-padded so ids
-// sort in chronological order (earlier lives first, then file order).
-func docID(life int, offset int64) string {
-	return fmt.Sprintf("%04d:%013d", life, offset)
+// sort in chronological order (earlier lives first, then file order),
+// then the row's exact x, y, z, first and last step, so candidates far
+// from a near:, y: or steps: term are dropped without reading their row
+// ("0002:0000000123456|-69.5|11|187.25|2696|2731").
+func docID(life int, offset int64, r *episodes.Row) string {
+	b := make([]byte, 0, 64)
+	b = fmt.Appendf(b, "%04d:%013d", life, offset)
+	for _, v := range []float64{r.X, r.Y, r.Z} {
+		b = append(b, '|')
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	for _, v := range []int64{r.FirstStep, r.LastStep} {
+		b = append(b, '|')
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(b)
 }
 
-func parseDocID(id string) (life int, offset int64, err error) {
-	if len(id) != 18 || id[4] != ':' {
-		return 0, 0, fmt.Errorf("cue index: bad document id %q", id)
+// docKey is what a document id tells about its row.
+type docKey struct {
+	life        int
+	offset      int64
+	x, y, z     float64
+	first, last int64
+}
+
+func parseDocID(id string) (docKey, error) {
+	bad := fmt.Errorf("cue index: bad document id %q", id)
+	f := strings.Split(id, "|")
+	if len(f) != 6 || len(f[0]) != 18 || f[0][4] != ':' {
+		return docKey{}, bad
 	}
-	life, err = strconv.Atoi(id[:4])
-	if err == nil {
-		offset, err = strconv.ParseInt(id[5:], 10, 64)
+	var k docKey
+	var errs [7]error
+	k.life, errs[0] = strconv.Atoi(f[0][:4])
+	k.offset, errs[1] = strconv.ParseInt(f[0][5:], 10, 64)
+	k.x, errs[2] = strconv.ParseFloat(f[1], 64)
+	k.y, errs[3] = strconv.ParseFloat(f[2], 64)
+	k.z, errs[4] = strconv.ParseFloat(f[3], 64)
+	k.first, errs[5] = strconv.ParseInt(f[4], 10, 64)
+	k.last, errs[6] = strconv.ParseInt(f[5], 10, 64)
+	for _, err := range errs {
+		if err != nil {
+			return docKey{}, bad
+		}
 	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("cue index: bad document id %q", id)
-	}
-	return life, offset, nil
+	return k, nil
 }
 
 // Field names of an indexed row.
@@ -879,10 +909,14 @@ func (rd *rowReader) close() {
 
 // hit reads the row of document id and reports whether it matches q.
 func (rd *rowReader) hit(id string, q *query.Query) (Hit, bool, error) {
-	n, off, err := parseDocID(id)
+	k, err := parseDocID(id)
 	if err != nil {
 		return Hit{}, false, err
 	}
+	if !q.MatchPlace(k.x, k.y, k.z, k.first, k.last) {
+		return Hit{}, false, nil // decided without reading the row
+	}
+	n, off := k.life, k.offset
 	l, ok := rd.lives[n]
 	if !ok {
 		return Hit{}, false, nil // a life this query does not want (or one gone)

@@ -451,21 +451,7 @@ func (q *Query) Match(r *episodes.Row) bool {
 			return false
 		}
 	}
-	if s := q.Steps; s != nil && (r.LastStep < s.A || r.FirstStep > s.B) {
-		return false
-	}
-	if n := q.Near; n != nil {
-		dx, dz := r.X-n.X, r.Z-n.Z
-		d2 := dx*dx + dz*dz
-		if n.ThreeD {
-			dy := r.Y - n.Y
-			d2 += dy * dy
-		}
-		if d2 > n.R*n.R {
-			return false
-		}
-	}
-	if q.Y != nil && !q.Y.Contains(r.Y) {
+	if !q.MatchPlace(r.X, r.Y, r.Z, r.FirstStep, r.LastStep) {
 		return false
 	}
 	if !q.Since.IsZero() || !q.Until.IsZero() {
@@ -478,6 +464,30 @@ func (q *Query) Match(r *episodes.Row) bool {
 		}
 	}
 	if !q.InMine && !ContainsWords(q.Words, TextFields(r)) {
+		return false
+	}
+	return true
+}
+
+// MatchPlace reports whether a row at x, y, z whose steps are first..last
+// satisfies the query's steps, near and y terms (the part of Match an
+// index can check from its own copy of those numbers).
+func (q *Query) MatchPlace(x, y, z float64, first, last int64) bool {
+	if s := q.Steps; s != nil && (last < s.A || first > s.B) {
+		return false
+	}
+	if n := q.Near; n != nil {
+		dx, dz := x-n.X, z-n.Z
+		d2 := dx*dx + dz*dz
+		if n.ThreeD {
+			dy := y - n.Y
+			d2 += dy * dy
+		}
+		if d2 > n.R*n.R {
+			return false
+		}
+	}
+	if q.Y != nil && !q.Y.Contains(y) {
 		return false
 	}
 	return true
