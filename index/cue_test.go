@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -499,4 +500,55 @@ func TestCueCancel(t *testing.T) {
 	if !reflect.DeepEqual(hitKeys(got), hitKeys(want)) {
 		t.Errorf("resumed index: %d hits, scan %d", len(got), len(want))
 	}
+}
+
+// TestCueKill9: a process building the index is killed (SIGKILL) at
+// several moments; each time the next Open succeeds — resuming or
+// rebuilding — and answers as Scan does.
+func TestCueKill9(t *testing.T) {
+	if dir := os.Getenv("MFM_CUE_BUILD"); dir != "" {
+		t.Skip("helper mode: see TestCueKill9Helper")
+	}
+	s := genStore(t, 20000)
+	q, _ := query.Parse("life:all")
+	want, _ := Scan{Store: s}.Search(context.Background(), q)
+	for _, delay := range []time.Duration{150 * time.Millisecond, 400 * time.Millisecond, 900 * time.Millisecond, 1500 * time.Millisecond} {
+		c := exec.Command(os.Args[0], "-test.run=^TestCueKill9Helper$", "-test.count=1")
+		c.Env = append(os.Environ(), "MFM_CUE_BUILD="+s.Root)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		c.Process.Kill()
+		c.Wait()
+		x, st, err := Open(context.Background(), s, quiet)
+		if err != nil {
+			t.Fatalf("open after kill -9 at %v: %v", delay, err)
+		}
+		got, err := x.Search(context.Background(), q)
+		x.Close()
+		if err != nil || !reflect.DeepEqual(hitKeys(got), hitKeys(want)) {
+			t.Fatalf("after kill -9 at %v (%+v): %d hits, scan %d, %v", delay, st, len(got), len(want), err)
+		}
+		t.Logf("kill -9 at %v: reopened with %d rows to index, rebuilt=%v %s", delay, st.Indexed, st.Rebuilt, st.Reason)
+		os.RemoveAll(s.Path(".mfm", "cue")) // the next round builds from scratch again
+	}
+}
+
+// TestCueKill9Helper builds the index of the store MFM_CUE_BUILD names
+// (run by TestCueKill9 as a process to kill).
+func TestCueKill9Helper(t *testing.T) {
+	dir := os.Getenv("MFM_CUE_BUILD")
+	if dir == "" {
+		t.Skip("run by TestCueKill9")
+	}
+	s, err := episodes.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _, err := Open(context.Background(), s, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
 }
