@@ -679,8 +679,19 @@ const pageSize = 2000
 // Search implements Searcher: it first indexes any rows appended since
 // the last Sync (so a row is searchable as soon as it is complete in
 // index.jsonl), then asks bleve for candidates in chronological order
-// and keeps those query.Match accepts.
+// and keeps those query.Match accepts. If the index fails (a full disk,
+// a damaged segment) the query is answered by a scan, with a warning:
+// the index is a cache, and its failures cost time, never answers.
 func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
+	hits, err := x.search(ctx, q)
+	if err != nil && ctx.Err() == nil {
+		x.log.Warn("cue index failed; answering by a scan", "err", err)
+		return Scan{Store: x.store}.Search(ctx, q)
+	}
+	return hits, err
+}
+
+func (x *Index) search(ctx context.Context, q *query.Query) ([]Hit, error) {
 	if _, err := x.Sync(); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -551,4 +552,93 @@ func TestCueKill9Helper(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.Close()
+}
+
+// TestCueFailureFallsBack: when the index fails — closed under it, or
+// its disk full while rows arrive — queries are still answered, by a
+// scan, and equal the scan's answer; with space again, a reopen works.
+func TestCueFailureFallsBack(t *testing.T) {
+	q, _ := query.Parse("life:all")
+	check := func(t *testing.T, x *Index, s *episodes.Store, when string) {
+		t.Helper()
+		want, _ := Scan{Store: s}.Search(context.Background(), q)
+		got, err := x.Search(context.Background(), q)
+		if err != nil || !reflect.DeepEqual(hitKeys(got), hitKeys(want)) {
+			t.Fatalf("%s: %d hits, scan %d, %v", when, len(got), len(want), err)
+		}
+	}
+	var logs bytes.Buffer
+	logged := Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	fellBack := func(t *testing.T) {
+		t.Helper()
+		if !strings.Contains(logs.String(), "cue index failed; answering by a scan") {
+			t.Errorf("no warning that the scan answered:\n%s", logs.String())
+		}
+		logs.Reset()
+	}
+	t.Run("closed", func(t *testing.T) {
+		s := genStore(t, 300)
+		x, _, err := Open(context.Background(), s, logged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.idx.Close() // behind its back
+		appendLine(t, s, `ed"}`+"\n")
+		check(t, x, s, "index closed")
+		fellBack(t)
+		x.idx = nil // closed already: Close would close it twice (bleve panics)
+		x.Close()
+	})
+	t.Run("disk full", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("mounting a small tmpfs needs root")
+		}
+		dir := t.TempDir()
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8m"); err != nil {
+			t.Fatalf("mount tmpfs: %v", err)
+		}
+		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+		src := genStore(t, 2000)
+		if out, err := exec.Command("cp", "-r", src.Root+"/.", dir).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		s, err := episodes.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _, err := Open(context.Background(), s, logged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		rng := rand.New(rand.NewPCG(11, 12))
+		var more strings.Builder
+		more.WriteString(`ed"}` + "\n")
+		for i := 0; i < 3000; i++ {
+			more.WriteString(genRow(rng, 9000+i, int64(100000+i), time.Now()) + "\n")
+		}
+		appendLine(t, s, more.String())
+		filler := filepath.Join(dir, "filler")
+		f, _ := os.Create(filler)
+		for chunk := make([]byte, 64<<10); ; {
+			if _, err := f.Write(chunk); err != nil {
+				break // the disk is full
+			}
+		}
+		f.Close()
+		check(t, x, s, "disk full")
+		if !strings.Contains(logs.String(), "no space left on device") {
+			t.Errorf("the warning does not name the full disk:\n%s", logs.String())
+		}
+		fellBack(t)
+		os.Remove(filler)
+		x.Close()
+		y, st, err := Open(context.Background(), s, quiet)
+		if err != nil {
+			t.Fatalf("reopen with space again: %v", err)
+		}
+		defer y.Close()
+		t.Logf("reopen after the full disk: %+v", st)
+		check(t, y, s, "after the full disk")
+	})
 }
