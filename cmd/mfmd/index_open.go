@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"golang.org/x/term"
 
@@ -47,16 +48,32 @@ func openMountSearcher(s *episodes.Store) (index.Searcher, func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		x, st, err := index.Open(ctx, s, index.Options{})
-		if ctx.Err() != nil {
-			if err == nil {
-				x.Close()
+		var x *index.Index
+		var st index.Stats
+		var err error
+		for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+			x, st, err = index.Open(ctx, s, index.Options{})
+			if ctx.Err() != nil {
+				if err == nil {
+					x.Close()
+				}
+				return // unmounting
 			}
-			return // unmounting
-		}
-		if err != nil {
-			slog.Warn("cue index unavailable; queries scan index.jsonl", "err", err)
-			return
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, index.ErrBusy) {
+				slog.Warn("cue index unavailable; queries scan index.jsonl", "err", err)
+				return
+			}
+			// Another process (mfmd q, a second mount) holds it, perhaps
+			// only for a moment: scan meanwhile, try again.
+			slog.Info("cue index busy; queries scan index.jsonl until it is free", "err", err, "retry_in", wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
 		}
 		defer x.Close()
 		slog.Info("cue index ready", "docs", st.Docs, "indexed", st.Indexed, "rebuilt", st.Rebuilt, "reason", st.Reason, "took", st.Took)

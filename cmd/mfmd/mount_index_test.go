@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +15,11 @@ import (
 	mfmfs "github.com/mfm-project/mfm/fs"
 )
 
-// TestMountQueries mounts a store with the hooks mfmd mount uses, waits
-// for the cue index to be open (its lock held), and reads q/ through the
-// kernel: answers equal mfmd q's scan, and a row appended while mounted
-// is in the very next lookup.
+// TestMountQueries mounts a store with the hooks mfmd mount uses while
+// another process holds its cue index (queries are answered by a scan),
+// waits for the mount to take the index when it is free, and reads q/
+// through the kernel: hand-counted answers, and a row appended while
+// mounted is in the very next lookup.
 func TestMountQueries(t *testing.T) {
 	canMountView(t)
 	dir := t.TempDir()
@@ -36,6 +38,16 @@ func TestMountQueries(t *testing.T) {
 	if err := os.WriteFile(store.Path("index.jsonl"), []byte(rows.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Another process holds the index as the mount starts (a running
+	// mfmd q, say): the mount answers by scanning, then takes the index.
+	lock := store.Path(".mfm", "cue.lock")
+	os.MkdirAll(filepath.Dir(lock), 0o755)
+	holder := exec.Command("flock", lock, "sleep", "1.5")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Wait()
+	time.Sleep(200 * time.Millisecond) // flock(1) holds the lock
 	hooks, closeHooks, err := setupHooks(store)
 	if err != nil {
 		t.Fatal(err)
@@ -49,15 +61,6 @@ func TestMountQueries(t *testing.T) {
 	}
 	defer srv.Unmount()
 
-	lock := store.Path(".mfm", "cue.lock")
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		if err := exec.Command("flock", "-n", lock, "true").Run(); err != nil {
-			break // the mount's index holds the lock: it is open
-		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatal("the mount never opened its cue index")
-		}
-	}
 	read := func(q, file string) string {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(mnt, "q", q, file))
@@ -65,6 +68,18 @@ func TestMountQueries(t *testing.T) {
 			t.Fatalf("q/%s/%s: %v", q, file, err)
 		}
 		return string(b)
+	}
+	if got := read("tag:stuck", "count"); got != "10\n" { // answered by a scan
+		t.Errorf("while the index is busy, q/tag:stuck/count = %q, want 10", got)
+	}
+	owner := "pid " + strconv.Itoa(os.Getpid()) + " "
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(lock); strings.HasPrefix(string(b), owner) {
+			break // the mount's index holds the lock: it is open
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("the mount never opened its cue index")
+		}
 	}
 	for _, c := range []struct{ q, count string }{
 		{"tag:stuck", "10\n"},
@@ -90,5 +105,24 @@ func TestMountQueries(t *testing.T) {
 	}
 	if got := read("needle", "results.jsonl"); !strings.Contains(got, `"id": "ep_000500"`) {
 		t.Errorf("q/needle: %q", got)
+	}
+}
+
+// TestMountGOMAXPROCS1 re-runs the mount tests of this package in a child
+// test binary with GOMAXPROCS=1: no call may hang the mount when the
+// daemon's goroutines share one thread.
+func TestMountGOMAXPROCS1(t *testing.T) {
+	canMountView(t)
+	if os.Getenv("GOMAXPROCS") == "1" {
+		t.Skip("already GOMAXPROCS=1")
+	}
+	c := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^(TestMountQueries|TestMountViews|TestDemoTourCommands)$", "-test.count=1", "-test.timeout=120s", "-test.v")
+	c.Env = append(os.Environ(), "GOMAXPROCS=1")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("GOMAXPROCS=1: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "--- PASS"); n != 3 {
+		t.Fatalf("GOMAXPROCS=1: %d tests passed, want 3\n%s", n, out)
 	}
 }
