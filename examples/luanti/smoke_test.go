@@ -14,6 +14,7 @@ import (
 
 	"github.com/mfm-project/mfm/episodes"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/index"
 	"github.com/mfm-project/mfm/index/episodespy"
 	"github.com/mfm-project/mfm/view"
 )
@@ -54,7 +55,7 @@ func TestLiveSmoke(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("fsck: %v", rep.Issues)
 	}
-	checkQueryAndView(t, ctx, s)
+	hit := checkQueryAndView(t, ctx, s)
 	if os.Geteuid() != 0 {
 		t.Log("not root: skipping the mount part")
 		return
@@ -63,7 +64,13 @@ func TestLiveSmoke(t *testing.T) {
 	os.MkdirAll(mnt, 0o755)
 	mctx, mcancel := context.WithCancel(context.Background())
 	defer mcancel()
-	srv, err := mfmfs.Mount(mctx, s, mnt, mfmfs.Options{NoAccessLog: true, PanicHandler: func(p any) { t.Errorf("panic in FUSE handler: %v", p) }})
+	v, err := view.New(s, view.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	hooks := mfmfs.Hooks{Viewer: v, Querier: &index.Querier{Searcher: index.Scan{Store: s}}}
+	srv, err := mfmfs.Mount(mctx, s, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true, PanicHandler: func(p any) { t.Errorf("panic in FUSE handler: %v", p) }})
 	if err != nil {
 		t.Fatalf("mount: %v", err)
 	}
@@ -91,13 +98,31 @@ func TestLiveSmoke(t *testing.T) {
 	if rows < 20 || withFrame < 19 {
 		t.Fatalf("through the mount: %d rows, %d action rows with a frame", rows, withFrame)
 	}
+	// The same episodes found by a query through the mount, and a view of
+	// the first one's frame rendered by the mount.
+	b, err := os.ReadFile(filepath.Join(mnt, "q", "tag:broke", "results.jsonl"))
+	if err != nil || !bytes.HasPrefix(b, hit.Raw) {
+		t.Fatalf("q/tag:broke/results.jsonl: %v; want it to start with %s, got %.200s", err, hit.Raw, b)
+	}
+	if _, err := os.Readlink(filepath.Join(mnt, "q", "tag:broke", hit.ID)); err != nil {
+		t.Errorf("q/tag:broke/%s: %v", hit.ID, err)
+	}
+	b, err = os.ReadFile(filepath.Join(mnt, strings.TrimSuffix(hit.Image, ".png")+"@crop=64,48,128,96@zoom=2.png"))
+	if err != nil {
+		t.Fatalf("view through the mount: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil || img.Bounds().Dx() != 256 || img.Bounds().Dy() != 192 {
+		t.Fatalf("view through the mount: %v %v", err, img.Bounds())
+	}
+	t.Logf("through the mount: %d rows, q/tag:broke/ starts with %s, a 256x192 view of its frame", rows, hit.ID)
 }
 
 // checkQueryAndView finds the recorded episodes that broke a block with the
 // paper's query tool (mfmd episodes --tag broke --json) and renders views
 // of one of their frames: a crop zoomed back to full size and the
 // episode's contact sheet.
-func checkQueryAndView(t *testing.T, ctx context.Context, s *episodes.Store) {
+func checkQueryAndView(t *testing.T, ctx context.Context, s *episodes.Store) episodes.Row {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if code := episodespy.Main(ctx, []string{"--tag", "broke", "--json"}, episodespy.Env{Store: s.Root, Stdout: &out, Stderr: &errb}); code != 0 {
@@ -146,4 +171,5 @@ func checkQueryAndView(t *testing.T, ctx context.Context, s *episodes.Store) {
 		}
 		t.Logf("view %s: %dx%d PNG, %d bytes", c.rel, sz.X, sz.Y, len(b))
 	}
+	return hit
 }
