@@ -43,8 +43,19 @@ func CurateWith(cands []Candidate, k Knowledge) (accepted, rejected []Candidate)
 	known := k.Steps
 	merged := map[string]*Candidate{}
 	var order []string
+	var pre []Candidate // rejected by the Inducer already, with the reason
 	for _, c := range cands {
 		c := c
+		if c.Status == StatusRejected && c.Reason != "" {
+			if c.ID == "" {
+				c.setID()
+			}
+			if c.SupportCount == 0 {
+				c.SupportCount = 1
+			}
+			pre = append(pre, c)
+			continue
+		}
 		k := c.key()
 		if m, ok := merged[k]; ok {
 			seen := map[Ref]bool{}
@@ -118,7 +129,7 @@ func CurateWith(cands []Candidate, k Knowledge) (accepted, rejected []Candidate)
 		byTrigger[c.triggerKey()] = c
 		accepted = append(accepted, *c)
 	}
-	return accepted, rejected
+	return accepted, append(rejected, pre...)
 }
 
 // validate returns why c is not acceptable, or "".

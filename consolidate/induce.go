@@ -141,56 +141,7 @@ func Induce(fb []Feedback, cfg Config) []Candidate {
 		if len(run) < max(cfg.MinRun, 1) {
 			return
 		}
-		c := Candidate{Kind: KindSkill, Source: "inducer", Trigger: map[string]string{}}
-		gain := map[string]int{}
-		var ms []string
-		for _, f := range run {
-			if n := len(c.Steps); n == 0 || c.Steps[n-1] != f.Call {
-				c.Steps = append(c.Steps, f.Call)
-			}
-			for k, v := range f.InvDelta {
-				gain[k] += v
-			}
-			ms = append(ms, f.Milestones...)
-			c.Support = append(c.Support, f.ref())
-		}
-		first := run[0]
-		if first.Subgoal != "" {
-			c.Trigger["subgoal"] = first.Subgoal
-		}
-		c.Trigger["gui_open"] = fmt.Sprint(first.GUIOpen)
-		best, bestN := "", 0
-		for _, k := range sortedKeys(gain) {
-			if gain[k] > bestN {
-				best, bestN = k, gain[k]
-			}
-			if gain[k] != 0 {
-				c.Effects = append(c.Effects, fmt.Sprintf("inventory %s %+d", k, gain[k]))
-			}
-		}
-		for _, m := range ms {
-			c.Effects = append(c.Effects, "milestone "+m)
-		}
-		switch {
-		case len(ms) > 0:
-			c.Verify = "milestone " + ms[len(ms)-1]
-			c.Name = ms[len(ms)-1]
-		case best != "":
-			c.Verify = fmt.Sprintf("inv_ge %s %d", best, bestN)
-			c.Name = "get_" + best
-			c.Trigger["item"] = best
-		}
-		c.Preconditions = []string{"gui_open=" + fmt.Sprint(first.GUIOpen)}
-		for _, k := range sortedKeys(gain) {
-			if gain[k] < 0 {
-				c.Preconditions = append(c.Preconditions, fmt.Sprintf("inv_ge %s %d", k, -gain[k]))
-			}
-		}
-		c.Scope = fmt.Sprintf("life %d, steps %d-%d", first.Life, first.FirstStep, run[len(run)-1].LastStep)
-		c.Confidence = round3(float64(len(run)) / float64(len(run)+1))
-		c.SupportCount = 1
-		c.setID()
-		out = append(out, c)
+		out = append(out, skillOf(run, true))
 	}
 	var run []Feedback
 	for i, f := range fb {
@@ -206,6 +157,7 @@ func Induce(fb []Feedback, cfg Config) []Candidate {
 		run = nil
 	}
 	flush(run)
+	out = append(out, aimFailedRuns(fb, cfg)...)
 
 	// Remedies.
 	h := max(cfg.H, 1)
@@ -242,6 +194,165 @@ func Induce(fb []Feedback, cfg Config) []Candidate {
 		out = append(out, c)
 	}
 	Annotate(out, fb, cfg)
+	return out
+}
+
+// skillOf builds the skill candidate of run. Its verification is the
+// last milestone, else `inv_ge ITEM N` for the item gained most among
+// those a step aimed at or its notes name as collected (Feedback.Aimed);
+// when no gained item qualifies (and aimed is true, and some step's
+// arguments or notes are recorded) the candidate comes back rejected with
+// the reason, the gain being incidental.
+func skillOf(run []Feedback, aimed bool) Candidate {
+	c := Candidate{Kind: KindSkill, Source: "inducer", Trigger: map[string]string{}}
+	gain := map[string]int{}
+	var ms []string
+	for _, f := range run {
+		if n := len(c.Steps); n == 0 || c.Steps[n-1] != f.Call {
+			c.Steps = append(c.Steps, f.Call)
+		}
+		for k, v := range f.InvDelta {
+			gain[k] += v
+		}
+		ms = append(ms, f.Milestones...)
+		c.Support = append(c.Support, f.ref())
+	}
+	first := run[0]
+	if first.Subgoal != "" {
+		c.Trigger["subgoal"] = first.Subgoal
+	}
+	c.Trigger["gui_open"] = fmt.Sprint(first.GUIOpen)
+	var aimedAt []string
+	known := false
+	for _, f := range run {
+		aimedAt = append(aimedAt, f.Aimed...)
+		known = known || f.AimKnown
+	}
+	// A record that says nothing of any step's aim (no arguments, no notes
+	// of its own) cannot tell an aimed gain from an incidental one: the
+	// item gained most, as before aims were checked.
+	aimed = aimed && known
+	// best: the item gained most (the verification before aims were
+	// checked); qual: the one gained most that a step aimed at or collected.
+	best, bestN, qual, qualN := "", 0, "", 0
+	for _, k := range sortedKeys(gain) {
+		if gain[k] > bestN {
+			best, bestN = k, gain[k]
+		}
+		if gain[k] > qualN && itemAimed(k, aimedAt) {
+			qual, qualN = k, gain[k]
+		}
+		if gain[k] != 0 {
+			c.Effects = append(c.Effects, fmt.Sprintf("inventory %s %+d", k, gain[k]))
+		}
+	}
+	for _, m := range ms {
+		c.Effects = append(c.Effects, "milestone "+m)
+	}
+	switch {
+	case len(ms) > 0:
+		c.Verify = "milestone " + ms[len(ms)-1]
+		c.Name = ms[len(ms)-1]
+	case qual != "" || !aimed && best != "":
+		if aimed {
+			best, bestN = qual, qualN
+		}
+		c.Verify = fmt.Sprintf("inv_ge %s %d", best, bestN)
+		c.Name = "get_" + best
+		c.Trigger["item"] = best
+	case best != "":
+		// Nothing gained was what the steps were for: keep the candidate,
+		// rejected, so the reason stays on record.
+		c.Verify = fmt.Sprintf("inv_ge %s %d", best, bestN)
+		c.Name = "get_" + best
+		c.Trigger["item"] = best
+		what := "nothing"
+		if len(aimedAt) > 0 {
+			what = strings.Join(uniqSorted(aimedAt), ", ")
+		}
+		c.Status = StatusRejected
+		c.Reason = fmt.Sprintf("not a skill: the run gained %s, but its steps aimed at or collected %s (incidental gain, no item to verify)",
+			gainList(gain), what)
+	}
+	c.Preconditions = []string{"gui_open=" + fmt.Sprint(first.GUIOpen)}
+	for _, k := range sortedKeys(gain) {
+		if gain[k] < 0 {
+			c.Preconditions = append(c.Preconditions, fmt.Sprintf("inv_ge %s %d", k, -gain[k]))
+		}
+	}
+	c.Scope = fmt.Sprintf("life %d, steps %d-%d", first.Life, first.FirstStep, run[len(run)-1].LastStep)
+	c.Confidence = round3(float64(len(run)) / float64(len(run)+1))
+	c.SupportCount = 1
+	c.setID()
+	return c
+}
+
+// aimFailedRuns are the runs of at least cfg.MinRun consecutive successes
+// that each gained an item or reached a milestone — the runs before
+// verification took notes into account — in which some episode gained an
+// item only while its own notes say it failed its aim. They come back
+// rejected, with the episode and its note as the reason: the paper run's
+// harvest_tree that dug 7 dirt "0 log(s) collected" is not a way to get dirt.
+func aimFailedRuns(fb []Feedback, cfg Config) []Candidate {
+	var out []Candidate
+	flush := func(run []Feedback) {
+		if len(run) < max(cfg.MinRun, 1) {
+			return
+		}
+		for _, f := range run {
+			if f.AimFailed == "" || len(f.Milestones) > 0 {
+				continue
+			}
+			c := skillOf(run, false)
+			c.Status = StatusRejected
+			c.Reason = fmt.Sprintf("not verified: %s's own note says %s failed its aim (%q); its gain (%s) is incidental",
+				f.Episode, f.Call, clip(f.AimFailed, 60), gainList(f.InvDelta))
+			out = append(out, c)
+			return
+		}
+	}
+	var run []Feedback
+	for i, f := range fb {
+		if i > 0 && fb[i-1].Life != f.Life {
+			flush(run)
+			run = nil
+		}
+		gained := len(f.Milestones) > 0
+		for _, v := range f.InvDelta {
+			gained = gained || v > 0
+		}
+		if f.Success && gained {
+			run = append(run, f)
+			continue
+		}
+		flush(run)
+		run = nil
+	}
+	flush(run)
+	return out
+}
+
+// gainList is "dirt +7, bucket +1" for the positive entries of d, sorted.
+func gainList(d map[string]int) string {
+	var parts []string
+	for _, k := range sortedKeys(d) {
+		if d[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %+d", k, d[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func uniqSorted(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -55,7 +56,10 @@ type Feedback struct {
 	Call       string         `json:"call"`              // action_kind (procedure or raw keys)
 	Note       string         `json:"note,omitempty"`    // the row's note, else the outcome's first note
 	Success    bool           `json:"success"`
-	Verified   bool           `json:"verified"` // success shown by a milestone or an inventory gain
+	Verified   bool           `json:"verified"`             // success shown by a milestone, or an inventory gain when the call's notes do not say it failed its aim
+	AimFailed  string         `json:"aim_failed,omitempty"` // the call's own note saying it failed its aim (aimFailedWords), quoted
+	Aimed      []string       `json:"aimed,omitempty"`      // items the call aimed at (its arguments) or its own notes name as collected/obtained
+	AimKnown   bool           `json:"aim_known,omitempty"`  // the call has arguments or notes of its own: the record says something of its aim
 	Moved      float64        `json:"moved"`
 	Pos        [3]float64     `json:"pos"`
 	InvDelta   map[string]int `json:"inventory_delta"`
@@ -83,6 +87,14 @@ type outcomeFile struct {
 	Events         []string       `json:"events"`
 	Tags           []string       `json:"tags"`
 	EndState       *stateFile     `json:"end_state"`
+}
+
+// actionFile is the part of an episode's action.json the Monitor reads:
+// the call's arguments, which may name the item it aimed at.
+type actionFile struct {
+	Entry struct {
+		Args map[string]any `json:"args"`
+	} `json:"entry"`
 }
 
 // stateFile is the part of a recorded state (state/state.json, a
@@ -309,6 +321,15 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episode
 		}
 	}
 
+	// The call's own notes (not another procedure's or the governor's):
+	// do they say it failed its aim, and which items do they name as
+	// collected? Its arguments name what it aimed at.
+	own := ownNotes(f.Call, append([]string{r.Note}, oc.Notes...))
+	f.AimFailed = aimFailure(own)
+	args := readArgs(filepath.Join(dir, "action.json"))
+	f.Aimed = aimedItems(args, own)
+	f.AimKnown = len(args) > 0 || len(own) > 0
+
 	has := func(t string) bool { return contains(tags, t) }
 	arrived := anyWord(text, arrivedWords) // the call says it reached its target
 	f.GUIOpen = has("gui")
@@ -332,7 +353,7 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episode
 	case len(f.Changed) == 0 && !arrived:
 		f.Failure = FailNoEffect
 	}
-	f.Verified = len(f.Milestones) > 0 || gain > 0
+	f.Verified = len(f.Milestones) > 0 || gain > 0 && f.AimFailed == ""
 	f.Success = f.Failure == FailNone
 	dv := 0.0
 	for _, v := range f.InvDelta {
@@ -391,6 +412,137 @@ func cameraTurned(start, end *stateFile) (turned, known bool) {
 }
 
 func sq(x float64) float64 { return x * x }
+
+// aimFailedWords in a call's own notes say it failed what it was for,
+// whatever its inventory did (dirt dug through on the way to a tree that
+// was never reached). From the outcome notes of the two real stores
+// (docs/CONSOLIDATE.md): the paper run's harvest_tree ("0 log(s)
+// collected", "no trunk detected"), chop_tree ("chop stopped early: 75
+// ticks and nothing broke"), fetch_water ("stopped at … no still water in
+// view"), fill_bucket ("nothing filled in 25 aims"), use_at ("the bucket
+// had no visible effect"), a procedure "NOT STARTED", "you carry no
+// bucket", go_to "is blocked"/"stalled … blocks short"; the Luanti run's
+// go_to and collect_drops ("blocked: no progress for 3 s, 5.9 blocks
+// short", "blocked 2 blocks from the drops"), mine_ahead ("the block did
+// not break in 8 s") and look_at ("facing the block but the crosshair hits
+// leaves"). A zero count collected is matched by zeroCollected.
+var aimFailedWords = []string{"no trunk detected", "nothing broke", "chop stopped early", "no still water", "nothing filled",
+	"no visible effect", "not started", "you carry no", "blocked", "stalled", "blocks short", "no progress",
+	"did not break", "but the crosshair hits"}
+
+// zeroCollected matches "0 log(s) collected", "0 items picked up".
+var zeroCollected = regexp.MustCompile(`(^|[^0-9.])0 [a-z_]+(\(s\))? (collected|picked up|placed|obtained)`)
+
+// notePrefix is a note's leading "name:" or "name(": the procedure (or
+// the governor) that wrote it.
+// ("procedure 'scan_around' not started" is scan_around's).
+var notePrefix = regexp.MustCompile(`^(?:procedure '([a-z0-9_]+)'|([a-z][a-z0-9_]*)[:(])`)
+
+// ownNotes are the notes written by call itself: those without a leading
+// "name:"/"name(" of another procedure or of the governor (a plan's notes
+// mix those of the calls the runner dropped or ran before).
+func ownNotes(call string, notes []string) []string {
+	var out []string
+	for _, n := range notes {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "" {
+			continue
+		}
+		if m := notePrefix.FindStringSubmatch(n); m != nil && m[1]+m[2] != call {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// aimFailure returns the first of notes that says the call failed its
+// aim, clipped, or "".
+func aimFailure(notes []string) string {
+	for _, n := range notes {
+		if anyWord(n, aimFailedWords) || zeroCollected.MatchString(n) {
+			return clip(n, 100)
+		}
+	}
+	return ""
+}
+
+// Notes naming an item as collected or obtained: "4 log(s) collected",
+// "water_bucket +1", "broke tree", "picked up 3 tree".
+var (
+	collectedRe = regexp.MustCompile(`([1-9][0-9]*) ([a-z_]+?)(\(s\)|s)? (collected|picked up|obtained)`)
+	gainedRe    = regexp.MustCompile(`([a-z][a-z0-9_]*) \+[1-9]`)
+	brokeRe     = regexp.MustCompile(`: broke ([a-z][a-z0-9_]*)`)
+	pickedRe    = regexp.MustCompile(`picked up [0-9]+ ([a-z][a-z0-9_]*)`)
+)
+
+// aimNonItems are words the patterns catch that name no item.
+var aimNonItems = map[string]bool{"item": true, "items": true, "use_item": true, "nothing": true, "health": true}
+
+// readArgs returns the call's arguments from action.json (nil if absent).
+func readArgs(path string) map[string]any {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var a actionFile
+	if json.Unmarshal(b, &a) != nil {
+		return nil
+	}
+	return a.Entry.Args
+}
+
+// aimedItems are the items a call aimed at — an argument item=, block=,
+// target= (mine_ahead(block=tree), collect_drops(item=tree)), or a count
+// argument naming one (harvest_tree(logs=4), chop_tree(until_logs=1):
+// log) — and those its own notes name as collected or obtained. Sorted.
+func aimedItems(args map[string]any, own []string) []string {
+	set := map[string]bool{}
+	for k, v := range args {
+		switch k {
+		case "item", "block", "target":
+			if s, ok := v.(string); ok && s != "" {
+				set[strings.ToLower(s)] = true
+			}
+		default:
+			if _, ok := v.(float64); ok {
+				name := strings.TrimPrefix(k, "until_")
+				if singular, ok := strings.CutSuffix(name, "s"); ok && len(singular) > 1 && singular != "step" && singular != "tick" {
+					set[singular] = true
+				}
+			}
+		}
+	}
+	for _, n := range own {
+		for _, m := range collectedRe.FindAllStringSubmatch(n, -1) {
+			set[m[2]] = true
+		}
+		for _, re := range []*regexp.Regexp{gainedRe, brokeRe, pickedRe} {
+			for _, m := range re.FindAllStringSubmatch(n, -1) {
+				set[m[1]] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		if !aimNonItems[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// itemAimed reports whether item is one of aimed: the same name, or a
+// kind of it (oak_log for log).
+func itemAimed(item string, aimed []string) bool {
+	for _, a := range aimed {
+		if item == a || strings.HasSuffix(item, "_"+a) {
+			return true
+		}
+	}
+	return false
+}
 
 var missingToolWords = []string{"missing tool", "no tool", "requires a", "need a pickaxe", "without a pickaxe", "not in inventory", "no pickaxe", "missing item", "not enough"}
 
