@@ -20,7 +20,10 @@ func init() {
 		usage: "--store DIR [--json] 'QUERY'\n\n" +
 			"Prints the matching index rows in chronological order: the episodes tool's human lines,\n" +
 			"or with --json the rows verbatim (what /mfm/q/QUERY/results.jsonl holds). A malformed\n" +
-			"query exits 2 with the bad term and the grammar (docs/QUERY.md).",
+			"query exits 2 with the bad term and the grammar (docs/QUERY.md).\n\n" +
+			"Rows come from the store's cue index (store/.mfm/cue/, built or brought up to date first,\n" +
+			"with a progress bar on a terminal); while another process (a mount) holds it, a scan of\n" +
+			"index.jsonl gives the same rows, and says so on stderr.",
 		run: runQ,
 	})
 }
