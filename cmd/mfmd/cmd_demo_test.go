@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/mfm-project/mfm/episodes"
-	mfmfs "github.com/mfm-project/mfm/fs"
 )
 
 // TestDemoTourCommands mounts a copy of the committed run as the demo does
@@ -32,18 +30,7 @@ func TestDemoTourCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks, closeHooks, err := setupHooks(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeHooks()
-	mnt := filepath.Join(dir, "mnt")
-	os.MkdirAll(mnt, 0o755)
-	srv, err := mfmfs.Mount(context.Background(), store, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Unmount()
+	mnt := mountForTest(t, store, filepath.Join(dir, "mnt"))
 
 	var tour bytes.Buffer
 	printDemoTour(&tour, mnt, store)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
-	mfmfs "github.com/mfm-project/mfm/fs"
 )
 
 // TestMountQueries mounts a store with the hooks mfmd mount uses while
@@ -48,18 +46,7 @@ func TestMountQueries(t *testing.T) {
 	}
 	defer holder.Wait()
 	time.Sleep(200 * time.Millisecond) // flock(1) holds the lock
-	hooks, closeHooks, err := setupHooks(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeHooks()
-	mnt := filepath.Join(dir, "mnt")
-	os.MkdirAll(mnt, 0o755)
-	srv, err := mfmfs.Mount(context.Background(), store, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Unmount()
+	mnt := mountForTest(t, store, filepath.Join(dir, "mnt"))
 
 	read := func(q, file string) string {
 		t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/mfm-project/mfm/artifact"
 	"github.com/mfm-project/mfm/episodes"
-	mfmfs "github.com/mfm-project/mfm/fs"
 )
 
 // TestMountReadmeProvenance: the README.md of a mounted store that was
@@ -38,20 +36,11 @@ func TestMountReadmeProvenance(t *testing.T) {
 
 	readme := func(store *episodes.Store) string {
 		t.Helper()
-		hooks, closeHooks, err := setupHooks(store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer closeHooks()
 		mnt, err := os.MkdirTemp(dir, "mnt")
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := mfmfs.Mount(context.Background(), store, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { srv.Unmount(); srv.Wait() }()
+		mountForTest(t, store, mnt)
 		b, err := os.ReadFile(filepath.Join(mnt, "README.md"))
 		if err != nil {
 			t.Fatal(err)

@@ -38,6 +38,27 @@ func canMountView(t *testing.T) {
 	t.Skip(why)
 }
 
+// mountForTest mounts store at mnt (created if need be) with the hooks
+// mfmd mount uses and no access log; the mount is undone, and the hooks
+// closed, when the test ends.
+func mountForTest(t *testing.T, store *episodes.Store, mnt string) string {
+	t.Helper()
+	hooks, closeHooks, err := setupHooks(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeHooks)
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mfmfs.Mount(context.Background(), store, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Unmount(); srv.Wait() }) // runs before closeHooks
+	return mnt
+}
+
 // TestMountViews mounts a small store with the real viewer (the hooks
 // mfmd mount uses) and reads views through the kernel: pixels of a crop
 // and zoom, a text map that follows the grid as it grows, and errors.
@@ -68,18 +89,7 @@ func TestMountViews(t *testing.T) {
 	write("index.jsonl", `{"id": "ep_000001", "path": "episodes/ep_000001", "image": "episodes/ep_000001/observation/image.png", "kind": "episode", "first_step": 1, "last_step": 2, "action_kind": "walk", "summary": "walk", "tags": [], "x": 0.5, "y": 0.0, "z": 0.5, "gui_open": false}`+"\n")
 	write("grid.jsonl", `{"cell": [0, 0, 0], "kind": "walked", "step": 1}`+"\n"+`{"cell": [1, 0, 0], "kind": "blocked", "step": 2}`+"\n")
 
-	hooks, closeHooks, err := setupHooks(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeHooks()
-	mnt := filepath.Join(dir, "mnt")
-	os.MkdirAll(mnt, 0o755)
-	srv, err := mfmfs.Mount(context.Background(), store, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Unmount()
+	mnt := mountForTest(t, store, filepath.Join(dir, "mnt"))
 
 	// Crop 8,4,16,8 zoomed x2: output pixel x,y is frame pixel 8+x/2, 4+y/2.
 	b, err := os.ReadFile(filepath.Join(mnt, "episodes/ep_000001/observation/image@crop=8,4,16,8@zoom=2.png"))
@@ -198,18 +208,7 @@ func TestMountPreviousLifeViews(t *testing.T) {
 	write("previous/life_1/grid.jsonl", `{"cell": [10, 0, 20], "kind": "walked", "step": 1}`+"\n"+`{"cell": [9, 0, 20], "kind": "hazard", "step": 2}`+"\n")
 	write("previous/life_1/logs.txt", "")
 
-	hooks, closeHooks, err := setupHooks(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeHooks()
-	mnt := filepath.Join(dir, "mnt")
-	os.MkdirAll(mnt, 0o755)
-	srv, err := mfmfs.Mount(context.Background(), store, mnt, mfmfs.Options{Hooks: hooks, NoAccessLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Unmount(); srv.Wait() }()
+	mnt := mountForTest(t, store, filepath.Join(dir, "mnt"))
 
 	for i := 0; i < 2; i++ { // the second read is the kernel-cached one
 		b, err := os.ReadFile(filepath.Join(mnt, "previous/life_1/map/here@r=1.txt"))
