@@ -279,7 +279,7 @@ func Repair(s *Store) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer lk.unlock()
+	defer lk.Unlock()
 	var done []string
 	ents, _ := os.ReadDir(s.Path(PreviousDir))
 	for _, e := range ents {

@@ -15,7 +15,7 @@ import (
 // safe for concurrent use.
 type Writer struct {
 	store  *Store
-	lock   *writerLock
+	lock   *FileLock
 	index  *Appender
 	grid   *Appender
 	log    *Appender
@@ -204,7 +204,7 @@ func (w *Writer) Close() error {
 		}
 	}
 	w.index, w.grid, w.log = nil, nil, nil
-	errs = append(errs, w.lock.unlock())
+	errs = append(errs, w.lock.Unlock())
 	return errors.Join(errs...)
 }
 

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -71,7 +70,7 @@ type Index struct {
 	store *episodes.Store
 	path  string // the bleve index directory
 	log   *slog.Logger
-	lock  *os.File
+	lock  *episodes.FileLock
 
 	mu    sync.Mutex // serialises Sync and rebuilds; guards marks and idx replacement
 	idx   bleve.Index
@@ -112,22 +111,16 @@ func Open(ctx context.Context, s *episodes.Store, opt Options) (*Index, Stats, e
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("cue index: %w", err)
 	}
-	lf, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	lock, err := episodes.TryLock(lockPath)
+	var held *episodes.HeldError
+	if errors.As(err, &held) {
+		return nil, Stats{}, fmt.Errorf("%w (%s: %s)", ErrBusy, held.Path, held.Holder)
+	}
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("cue index: %w", err)
 	}
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(lockPath)
-		lf.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, Stats{}, fmt.Errorf("%w (%s: %s)", ErrBusy, lockPath, bytes.TrimSpace(holder))
-		}
-		return nil, Stats{}, fmt.Errorf("cue index: lock %s: %w", lockPath, err)
-	}
-	_ = lf.Truncate(0)
-	_, _ = lf.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+" since "+time.Now().UTC().Format(time.RFC3339)+"\n"), 0)
 
-	x := &Index{store: s, path: s.Path(episodes.MetaDir, "cue"), log: log, lock: lf}
+	x := &Index{store: s, path: s.Path(episodes.MetaDir, "cue"), log: log, lock: lock}
 	var st Stats
 	reason := x.open()
 	if reason != "" {
@@ -273,11 +266,8 @@ func (x *Index) Close() error {
 		err = x.idx.Close()
 		x.idx = nil
 	}
-	if x.lock != nil {
-		_ = x.lock.Truncate(0)
-		x.lock.Close() // drops the flock
-		x.lock = nil
-	}
+	x.lock.Unlock()
+	x.lock = nil
 	return err
 }
 
