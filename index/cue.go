@@ -130,7 +130,7 @@ func Open(ctx context.Context, s *episodes.Store, opt Options) (*Index, Stats, e
 			return nil, st, err
 		}
 	}
-	n, err := x.sync(ctx, opt.Progress)
+	n, _, err := x.sync(ctx, opt.Progress)
 	if err != nil {
 		x.Close()
 		return nil, st, err
@@ -274,13 +274,18 @@ func (x *Index) Close() error {
 // Sync indexes the rows appended to any life since the last Sync and
 // returns how many it indexed. A life whose index.jsonl shrank (which the
 // store's rules forbid) makes Sync rebuild the whole index.
-func (x *Index) Sync() (int, error) { return x.sync(context.Background(), nil) }
+func (x *Index) Sync() (int, error) {
+	n, _, err := x.sync(context.Background(), nil)
+	return n, err
+}
 
-func (x *Index) sync(ctx context.Context, progress io.Writer) (int, error) {
+// sync indexes what is new in every life and returns how many rows it
+// indexed and the lives it looked at.
+func (x *Index) sync(ctx context.Context, progress io.Writer) (int, []episodes.Life, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.idx == nil {
-		return 0, errors.New("cue index: closed")
+		return 0, nil, errors.New("cue index: closed")
 	}
 	type todo struct {
 		life       episodes.Life
@@ -288,10 +293,12 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, error) {
 	}
 	var work []todo
 	var total int64
+	var lives []episodes.Life
 	for attempt := 0; ; attempt++ {
-		lives, err := x.store.Lives()
+		var err error
+		lives, err = x.store.Lives()
 		if err != nil {
-			return 0, fmt.Errorf("cue index: %w", err)
+			return 0, nil, fmt.Errorf("cue index: %w", err)
 		}
 		work, total = work[:0], 0
 		shrank := ""
@@ -302,14 +309,14 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, error) {
 				st, err = nil, nil
 			}
 			if err != nil {
-				return 0, fmt.Errorf("cue index: %w", err)
+				return 0, nil, fmt.Errorf("cue index: %w", err)
 			}
 			if st != nil && st.Size() == m.Offset {
 				continue // the common case: nothing new, no read
 			}
 			size, err := completeSize(l.IndexPath())
 			if err != nil {
-				return 0, fmt.Errorf("cue index: %w", err)
+				return 0, nil, fmt.Errorf("cue index: %w", err)
 			}
 			if size < m.Offset {
 				shrank = fmt.Sprintf("life %d: index.jsonl shrank from %d to %d bytes", l.N, m.Offset, size)
@@ -324,14 +331,14 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, error) {
 			break
 		}
 		if attempt > 0 {
-			return 0, fmt.Errorf("cue index: %s", shrank)
+			return 0, nil, fmt.Errorf("cue index: %s", shrank)
 		}
 		if err := x.rebuild(shrank); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 	}
 	if len(work) == 0 {
-		return 0, nil
+		return 0, lives, nil
 	}
 	var bar *progressbar.ProgressBar
 	if progress != nil && total > 4<<20 {
@@ -348,10 +355,10 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, error) {
 		n, err := x.indexLife(ctx, w.life, w.from, bar)
 		indexed += n
 		if err != nil {
-			return indexed, err
+			return indexed, lives, err
 		}
 	}
-	return indexed, nil
+	return indexed, lives, nil
 }
 
 // indexLife indexes life l's rows from byte offset from, in batches, each
@@ -682,12 +689,9 @@ func (x *Index) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
 }
 
 func (x *Index) search(ctx context.Context, q *query.Query) ([]Hit, error) {
-	if _, err := x.Sync(); err != nil {
-		return nil, err
-	}
-	lives, err := x.store.Lives()
+	_, lives, err := x.sync(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("query: %w", err)
+		return nil, err
 	}
 	current := lives[len(lives)-1].N
 	var want []int
