@@ -578,6 +578,22 @@ func term(field, v string) bq.Query {
 	return q
 }
 
+// anyTerm matches documents with any of values in field (none when
+// values is empty).
+func anyTerm(field string, values []string) bq.Query {
+	switch len(values) {
+	case 0:
+		return bleve.NewMatchNoneQuery()
+	case 1:
+		return term(field, values[0])
+	}
+	qs := make([]bq.Query, len(values))
+	for i, v := range values {
+		qs[i] = term(field, v)
+	}
+	return bleve.NewDisjunctionQuery(qs...)
+}
+
 // floorInt is floor(v) as an int64, saturating (a ladder clamps it).
 func floorInt(v float64) int64 {
 	f := math.Floor(v)
@@ -595,21 +611,17 @@ func floorInt(v float64) int64 {
 func prefilter(q *query.Query, lives []int) bq.Query {
 	var must []bq.Query
 	if lives != nil {
-		var ls []bq.Query
-		for _, n := range lives {
-			ls = append(ls, term(fLife, strconv.Itoa(n)))
+		ls := make([]string, len(lives))
+		for i, n := range lives {
+			ls[i] = strconv.Itoa(n)
 		}
-		must = append(must, bleve.NewDisjunctionQuery(ls...))
+		must = append(must, anyTerm(fLife, ls))
 	}
 	for _, t := range q.Tags {
 		must = append(must, term(fTag, t))
 	}
 	if len(q.Actions) > 0 {
-		var as []bq.Query
-		for _, a := range q.Actions {
-			as = append(as, term(fAction, a))
-		}
-		must = append(must, bleve.NewDisjunctionQuery(as...))
+		must = append(must, anyTerm(fAction, q.Actions))
 	}
 	if s := q.Steps; s != nil {
 		must = append(must, ladderSteps.spanQuery(s.A, s.B))
@@ -620,13 +632,13 @@ func prefilter(q *query.Query, lives []int) bq.Query {
 			if float64((x1>>sh)-(x0>>sh)+1)*float64((z1>>sh)-(z0>>sh)+1) > maxNearCells || x1-x0 < 0 || z1-z0 < 0 {
 				continue // too many cells of this size: try a coarser one
 			}
-			var cs []bq.Query
+			var cs []string
 			for cx := x0 >> sh; cx <= x1>>sh; cx++ {
 				for cz := z0 >> sh; cz <= z1>>sh; cz++ {
-					cs = append(cs, term(fCell, cellTerm(sh, cx, cz)))
+					cs = append(cs, cellTerm(sh, cx, cz))
 				}
 			}
-			must = append(must, bleve.NewDisjunctionQuery(cs...))
+			must = append(must, anyTerm(fCell, cs))
 			break
 		}
 		if n.ThreeD {
@@ -754,11 +766,7 @@ func (x *Index) search(ctx context.Context, q *query.Query) ([]Hit, error) {
 	var hits []Hit
 	for i, w := 0, 1; i < len(blocks) && len(hits) < q.Last; w *= 4 {
 		j := min(i+w, len(blocks))
-		win := make([]bq.Query, j-i)
-		for k, b := range blocks[i:j] {
-			win[k] = term(fBlock, b)
-		}
-		got, err := collect(ctx, idx, bleve.NewConjunctionQuery(pf, bleve.NewDisjunctionQuery(win...)), q, rd, true, q.Last-len(hits))
+		got, err := collect(ctx, idx, bleve.NewConjunctionQuery(pf, anyTerm(fBlock, blocks[i:j])), q, rd, true, q.Last-len(hits))
 		if err != nil {
 			return nil, err
 		}

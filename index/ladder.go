@@ -97,18 +97,7 @@ func (l ladder) cover(lo, hi int64) []string {
 
 // query is the bleve query for values in [lo, hi].
 func (l ladder) query(lo, hi int64) bq.Query {
-	ts := l.cover(lo, hi)
-	if len(ts) == 0 {
-		return bq.NewMatchNoneQuery()
-	}
-	qs := make([]bq.Query, len(ts))
-	for i, t := range ts {
-		qs[i] = term(l.field, t)
-	}
-	if len(qs) == 1 {
-		return qs[0]
-	}
-	return bq.NewDisjunctionQuery(qs)
+	return anyTerm(l.field, l.cover(lo, hi))
 }
 
 // spanCap is the most buckets of one level a span indexes; a longer span
@@ -154,9 +143,5 @@ func (l ladder) spanQuery(lo, hi int64) bq.Query {
 	for s := range used {
 		ts = append(ts, longTerm(s))
 	}
-	qs := make([]bq.Query, len(ts))
-	for i, t := range ts {
-		qs[i] = term(l.field, t)
-	}
-	return bq.NewDisjunctionQuery(qs)
+	return anyTerm(l.field, ts)
 }
