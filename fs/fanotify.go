@@ -49,7 +49,10 @@ const deletedSuffix = " (deleted)"
 // holds none at all), blocks nothing but its own goroutine, and onOpen
 // must neither hold locks that FUSE handlers need across calls nor wait
 // for anything the watcher itself would have to do (it must not call
-// Close). Close the watcher before stopping the FUSE server: a close(2)
+// Close). A child forked while the watcher holds an event descriptor
+// inherits it until its execve, whose close-on-exec then sends one more
+// FLUSH (from the child; vfork has already let the parent go by then).
+// Close the watcher before stopping the FUSE server: a close(2)
 // of an event fd on a mount whose server no longer answers (but whose
 // connection is not aborted) would hang.
 type openWatch struct {
