@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -64,11 +65,20 @@ func (a *accessLog) record(ctx context.Context, path, kind string) {
 	if !a.on() {
 		return
 	}
-	now := time.Now()
-	r := accessEntry{at: now, path: path, kind: kind}
+	var pid uint32
 	if c, ok := fuse.FromContext(ctx); ok {
-		r.pid = c.Pid
+		pid = c.Pid
 	}
+	a.add(path, kind, pid)
+}
+
+// add notes that process pid opened path.
+func (a *accessLog) add(path, kind string, pid uint32) {
+	if !a.on() {
+		return
+	}
+	now := time.Now()
+	r := accessEntry{at: now, path: path, kind: kind, pid: pid}
 	key := kind + "\x00" + path
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -87,6 +97,41 @@ func (a *accessLog) record(ctx context.Context, path, kind string) {
 	default:
 		a.dropped.Add(1)
 	}
+}
+
+// recordOpen notes an open the fanotify watcher saw (no opens reach the
+// daemon: Options.PerOpen off). Its kind is the one the node at p gives
+// (the kernel holds the node of a file it just opened, so it is in the
+// tree); a path no longer in the tree is classified by its name.
+func (m *mfs) recordOpen(p string, pid int32) {
+	kind := ""
+	if n := m.nodeAt(p); n != nil {
+		if k, ok := n.Operations().(interface{ accessKind(string) string }); ok {
+			kind = k.accessKind(p)
+		}
+	}
+	if kind == "" {
+		kind = kindOfPath(p, "open")
+	}
+	m.access.add(p, kind, uint32(pid))
+}
+
+// nodeAt walks the mount's tree of known nodes to p ("/a/b"); nil if a
+// component is not (or no longer) known.
+func (m *mfs) nodeAt(p string) *gofs.Inode {
+	if m.rootDir == nil {
+		return nil
+	}
+	n := &m.rootDir.Inode
+	for _, c := range strings.Split(strings.Trim(p, "/"), "/") {
+		if c == "" {
+			continue
+		}
+		if n = n.GetChild(c); n == nil {
+			return nil
+		}
+	}
+	return n
 }
 
 // accessEntry is a record as handlers queue it; the writer formats it.

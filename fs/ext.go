@@ -85,7 +85,10 @@ func (m *mfs) lookupView(ctx context.Context, parent *gofs.Inode, rel, name stri
 			return m.renderView(ctx, rel)
 		}
 	}
-	ch := parent.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(parent.StableAttr().Ino, name)})
+	ch, errno := m.virtualChild(ctx, parent, name, ops, fuse.S_IFREG)
+	if errno != 0 {
+		return nil, errno
+	}
 	return ch, fillEntry(ctx, ch, out)
 }
 

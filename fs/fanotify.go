@@ -359,3 +359,17 @@ func (w *openWatch) pathOf(fd int, link []byte) (string, bool) {
 	}
 	return "", false
 }
+
+// fanotifyAvailable reports whether this process may watch opens: nil,
+// or an error wrapping errFanotifyUnavailable.
+func fanotifyAvailable() error {
+	fd, err := fanotifyInit()
+	if err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
+			return fmt.Errorf("%w: %v", errFanotifyUnavailable, err)
+		}
+		return fmt.Errorf("fanotify: %w", err)
+	}
+	unix.Close(fd)
+	return nil
+}

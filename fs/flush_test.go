@@ -8,15 +8,16 @@ import (
 	"testing"
 )
 
-// TestReadOnlyOpensNoFlush: closing a read-only record file (an episode
-// file, index.jsonl, now/state.json, a virtual file) sends no FLUSH to
-// the daemon (FOPEN_NOFLUSH: one round trip less per open), while a
-// mine/ file, which may have been written, is still flushed on close.
+// TestReadOnlyOpensNoFlush: with per-open handles (Options.PerOpen),
+// closing a read-only record file (an episode file, index.jsonl,
+// now/state.json, a virtual file) sends no FLUSH to the daemon
+// (FOPEN_NOFLUSH: one round trip less per open), while a mine/ file,
+// which may have been written, is still flushed on close.
 func TestReadOnlyOpensNoFlush(t *testing.T) {
 	var buf syncBuffer
 	debugLogger = log.New(&buf, "", 0)
 	t.Cleanup(func() { debugLogger = nil })
-	tm := mountCopy(t, Options{NoAccessLog: true, Debug: true})
+	tm := mountCopy(t, Options{NoAccessLog: true, Debug: true, PerOpen: true})
 	for _, p := range []string{"episodes/ep_000003/outcome.json", "index.jsonl", "now/state.json", "README.md", "mine/notes.md"} {
 		if _, err := os.ReadFile(tm.path(p)); err != nil {
 			t.Fatal(err)

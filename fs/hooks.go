@@ -42,7 +42,7 @@ type Viewer interface {
 // recorded episode's frames, an earlier life's grid and index — and not
 // on anything live (now/, the current life's grid or index). The mount
 // lets the kernel cache such a view (entry, attributes and pages, for
-// 30 s) beside frames of episodes/ and previous/; every other view is
+// immutableTTL) beside frames of episodes/ and previous/; every other view is
 // re-rendered (through the Viewer's own cache) on each access.
 type StableViewer interface {
 	Stable(rel string) bool

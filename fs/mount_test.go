@@ -181,6 +181,9 @@ func mountStoreFor(t testing.TB, dir string, opt Options, d time.Duration) *tmou
 		t.Fatal(err)
 	}
 	tm := &tmount{t: t, store: s, mnt: mnt, logBuf: &syncBuffer{}}
+	if os.Getenv("MFM_FS_PER_OPEN") != "" {
+		opt.PerOpen = true // TestPerOpenMode's child
+	}
 	if opt.Logger == nil {
 		level := slog.LevelInfo
 		if testing.Verbose() && os.Getenv("MFM_FS_DEBUG") != "" {

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 // that changes what a name means (a new life moving episodes/ to
 // previous/life_N/) is detected by the life watcher, which invalidates the
 // kernel's entries (from its own goroutine, never inside a handler).
-const immutableTTL = 30 * time.Second
+const immutableTTL = time.Hour
 
 // dirAttrTTL is the attribute timeout of directories whose attributes
 // change rarely and harmlessly: the root (virtual, static), episodes/ and
@@ -50,6 +51,8 @@ var (
 	_ = (gofs.NodeLookuper)((*roNode)(nil))
 	_ = (gofs.NodeGetattrer)((*roNode)(nil))
 	_ = (gofs.NodeOpener)((*roNode)(nil))
+	_ = (gofs.NodeReader)((*roNode)(nil))
+	_ = (gofs.NodeFlusher)((*roNode)(nil))
 	_ = (gofs.NodeOpendirHandler)((*roNode)(nil))
 	_ = (gofs.NodeSetattrer)((*roNode)(nil))
 	_ = (gofs.NodeCreater)((*roNode)(nil))
@@ -91,7 +94,10 @@ func (n *roNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.Ino
 func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	if name == citedByName {
 		if ops := n.citedByFile(); ops != nil {
-			ch := n.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(n.StableAttr().Ino, name)})
+			ch, errno := n.m.virtualChild(ctx, &n.Inode, name, ops, fuse.S_IFREG)
+			if errno != 0 {
+				return nil, errno
+			}
 			return ch, fillEntry(ctx, ch, out)
 		}
 	}
@@ -132,6 +138,11 @@ func roAttr(a *fuse.Attr) {
 }
 
 func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if n.m.noOpen {
+		// The kernel takes ENOSYS to mean "never send OPEN again" on
+		// this connection, and reads through its page cache.
+		return nil, 0, syscall.ENOSYS
+	}
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
@@ -144,6 +155,31 @@ func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	// round trip (measured: a third less daemon CPU per opened frame).
 	return fh, fl | fuse.FOPEN_NOFLUSH, errno
 }
+
+// Read answers a READ without a handle (no opens: Options.PerOpen off)
+// from the backing file; with a handle, the handle's. The kernel caches
+// what it read, so a file is read from here once.
+func (n *roNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if r, ok := fh.(gofs.FileReader); ok {
+		return r.Read(ctx, dest, off)
+	}
+	return preadPath(n.backingPath(), dest, off)
+}
+
+// Flush: see bytesFile.Flush.
+func (n *roNode) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
+	if fl, ok := fh.(gofs.FileFlusher); ok && !n.m.noOpen {
+		return fl.Flush(ctx)
+	}
+	return syscall.ENOSYS
+}
+
+// backingPath is the node's file in the store.
+func (n *roNode) backingPath() string {
+	return filepath.Join(n.RootData.Path, n.Path(n.RootData.RootNode.EmbeddedInode()))
+}
+
+func (n *roNode) accessKind(path string) string { return kindOfPath(path, n.kind) }
 
 func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	n.m.access.record(ctx, "/"+n.Path(nil), "list")

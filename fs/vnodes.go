@@ -2,8 +2,13 @@ package fs
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"os"
+	"path"
+	"sync"
 	"syscall"
 	"time"
 
@@ -55,10 +60,18 @@ func (d *vdir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if errno != 0 {
 		return nil, errno
 	}
-	ch := d.NewInode(ctx, ops, gofs.StableAttr{Mode: mode, Ino: virtualIno(d.StableAttr().Ino, name)})
+	if ops.EmbeddedInode().StableAttr().Ino != 0 {
+		// Already an inode (the root's persistent children).
+		ch := ops.EmbeddedInode()
+		return ch, fillEntry(ctx, ch, out)
+	}
+	ch, errno := d.m.virtualChild(ctx, &d.Inode, name, ops, mode)
+	if errno != 0 {
+		return nil, errno
+	}
 	errno = fillEntry(ctx, ch, out)
-	if d.entryTTL > 0 {
-		out.SetEntryTimeout(d.entryTTL)
+	if f, ok := ops.(*bytesFile); d.entryTTL > 0 && (!ok || f.ttl > 0) {
+		out.SetEntryTimeout(d.entryTTL) // a live file's entry stays uncached
 	}
 	return ch, errno
 }
@@ -109,13 +122,20 @@ func (d *vdir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 
 // bytesFile is a virtual read-only file whose content is computed when it
 // is looked up, stat'ed and opened. A live one (ttl 0: README.md, maps of
-// the current life, q/ files) is opened with FOPEN_DIRECT_IO so a size
-// that changed between stat and read never truncates or pads a read, and
-// its entry and attributes are never cached. A stable one (ttl > 0: views
-// of recorded frames, an earlier life's maps) never changes: the kernel
-// caches its entry and attributes for ttl and keeps its pages across
-// opens (FOPEN_KEEP_CACHE), so a repeated cat costs one OPEN round trip.
-// Neither is flushed on close (FOPEN_NOFLUSH: there is nothing to flush).
+// the current life, q/ files) has its entry and attributes never cached;
+// a stable one (ttl > 0: views of recorded frames, an earlier life's
+// maps) never changes, and the kernel caches its entry and attributes for
+// ttl. Neither is flushed on close (there is nothing to flush).
+//
+// With per-open handles (Options.PerOpen) each open takes the content as
+// it is then: a live file is opened FOPEN_DIRECT_IO, so a size that
+// changed between stat and read never truncates or pads a read; a stable
+// one FOPEN_KEEP_CACHE. Without them (the default as root; no opens reach
+// the daemon and the kernel reads through its page cache) the content is
+// fixed when the inode is made (virtualChild): a lookup that computes
+// other bytes makes another inode (another generation) for the name, as
+// if the file had been replaced by rename, so a reader never mixes two
+// versions and one that holds the file open keeps reading its version.
 type bytesFile struct {
 	gofs.Inode
 	refuse
@@ -123,13 +143,25 @@ type bytesFile struct {
 	kind    string // access-log kind
 	content func(ctx context.Context) ([]byte, error)
 	ttl     time.Duration // > 0: stable content (see above)
+
+	once sync.Once
+	snap []byte // the inode's content without per-open handles
+	err  error
 }
 
 var (
 	_ = (gofs.NodeGetattrer)((*bytesFile)(nil))
 	_ = (gofs.NodeOpener)((*bytesFile)(nil))
 	_ = (gofs.NodeReader)((*bytesFile)(nil))
+	_ = (gofs.NodeFlusher)((*bytesFile)(nil))
 )
+
+// snapshot is the content of this inode without per-open handles,
+// computed on first use.
+func (f *bytesFile) snapshot(ctx context.Context) ([]byte, error) {
+	f.once.Do(func() { f.snap, f.err = f.content(ctx) })
+	return f.snap, f.err
+}
 
 func (f *bytesFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.SetTimeout(f.ttl)
@@ -137,7 +169,13 @@ func (f *bytesFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 		f.m.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(len(h.data)))
 		return 0
 	}
-	b, err := f.content(ctx)
+	var b []byte
+	var err error
+	if f.m.noOpen {
+		b, err = f.snapshot(ctx)
+	} else {
+		b, err = f.content(ctx)
+	}
 	if err != nil {
 		return f.m.fail(ctx, "/"+f.Path(nil), err)
 	}
@@ -146,6 +184,9 @@ func (f *bytesFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (f *bytesFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if f.m.noOpen {
+		return nil, 0, syscall.ENOSYS
+	}
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
@@ -162,16 +203,62 @@ func (f *bytesFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 }
 
 func (f *bytesFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h, ok := fh.(*bytesHandle)
-	if !ok {
-		return nil, syscall.EBADF
+	var data []byte
+	if h, ok := fh.(*bytesHandle); ok {
+		data = h.data
+	} else {
+		var err error
+		if data, err = f.snapshot(ctx); err != nil {
+			return nil, f.m.fail(ctx, "/"+f.Path(nil), err)
+		}
 	}
 	f.m.virtualReads.Add(1)
-	if off >= int64(len(h.data)) {
+	if off >= int64(len(data)) {
 		return fuse.ReadResultData(nil), 0
 	}
-	end := min(off+int64(len(dest)), int64(len(h.data)))
-	return fuse.ReadResultData(h.data[off:end]), 0
+	end := min(off+int64(len(dest)), int64(len(data)))
+	return fuse.ReadResultData(data[off:end]), 0
+}
+
+// Flush answers ENOSYS, which tells the kernel never to send FLUSH on
+// this connection (a read-only file has nothing to flush).
+func (f *bytesFile) Flush(context.Context, gofs.FileHandle) syscall.Errno { return syscall.ENOSYS }
+
+func (f *bytesFile) accessKind(string) string { return f.kind }
+
+// virtualChild makes the inode of the virtual node ops, named name in
+// parent. Without per-open handles a bytesFile's content is fixed here,
+// and its hash is the inode's generation: the same bytes are the inode
+// the kernel already has (and its cached pages), other bytes a new one.
+func (m *mfs) virtualChild(ctx context.Context, parent *gofs.Inode, name string, ops gofs.InodeEmbedder, mode uint32) (*gofs.Inode, syscall.Errno) {
+	attr := gofs.StableAttr{Mode: mode, Ino: virtualIno(parent.StableAttr().Ino, name)}
+	if f, ok := ops.(*bytesFile); ok && m.noOpen {
+		// A fresh node each time: lookups may hand back one bytesFile
+		// for a name (q/<query>/count), and an inode's content is fixed.
+		f = &bytesFile{m: f.m, kind: f.kind, content: f.content, ttl: f.ttl}
+		ops = f
+		b, err := f.snapshot(ctx)
+		if err != nil {
+			return nil, m.fail(ctx, "/"+path.Join(parent.Path(nil), name), err)
+		}
+		h := fnv.New64a()
+		h.Write(b)
+		attr.Gen = h.Sum64() | 1 // never 0
+	}
+	if f, ok := ops.(*proxyFile); ok && m.noOpen {
+		// now/state.json is replaced as the harness writes: a file of
+		// another identity, size or time is another inode, so the kernel
+		// never serves the pages of an earlier one for it.
+		if p, err := f.resolve(); err == nil {
+			var st syscall.Stat_t
+			if syscall.Stat(p, &st) == nil {
+				h := fnv.New64a()
+				fmt.Fprint(h, st.Dev, st.Ino, st.Size, st.Mtim.Nano())
+				attr.Gen = h.Sum64() | 1
+			}
+		}
+	}
+	return parent.NewInode(ctx, ops, attr), 0
 }
 
 // bytesHandle is one open of a bytesFile: the content as it was at open.
@@ -194,6 +281,8 @@ type proxyFile struct {
 var (
 	_ = (gofs.NodeGetattrer)((*proxyFile)(nil))
 	_ = (gofs.NodeOpener)((*proxyFile)(nil))
+	_ = (gofs.NodeReader)((*proxyFile)(nil))
+	_ = (gofs.NodeFlusher)((*proxyFile)(nil))
 )
 
 func (f *proxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -217,6 +306,9 @@ func (f *proxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (f *proxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if f.m.noOpen {
+		return nil, 0, syscall.ENOSYS
+	}
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
@@ -234,6 +326,59 @@ func (f *proxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	// Read-only: no FLUSH round trip on close. No KEEP_CACHE: the file
 	// may grow (docs/MOUNT.md, "Growing files").
 	return gofs.NewLoopbackFile(fd), fuse.FOPEN_NOFLUSH, 0
+}
+
+// Read answers a READ without a handle (no opens, see bytesFile) from
+// the file the path resolves to now. The kernel asked for a range inside
+// the size the last GETATTR reported; for an append-only file that range
+// never changes, and for a replaced one (now/state.json) a read past the
+// new end is short, which the kernel takes as the new size.
+func (f *proxyFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if r, ok := fh.(gofs.FileReader); ok {
+		return r.Read(ctx, dest, off)
+	}
+	p, err := f.resolve()
+	if err != nil {
+		return nil, syscall.ENOENT
+	}
+	return preadPath(p, dest, off)
+}
+
+// Flush: see bytesFile.Flush.
+func (f *proxyFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
+	if fl, ok := fh.(gofs.FileFlusher); ok && !f.m.noOpen {
+		return fl.Flush(ctx)
+	}
+	return syscall.ENOSYS
+}
+
+func (f *proxyFile) accessKind(string) string { return f.kind }
+
+// preadPath reads len(dest) bytes at off from the file at p.
+func preadPath(p string, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOATIME, 0)
+	if errors.Is(err, syscall.EPERM) { // O_NOATIME needs the file's owner or CAP_FOWNER
+		fd, err = syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(dest) {
+		k, err := syscall.Pread(fd, dest[n:], off+int64(n))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, gofs.ToErrno(err)
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return fuse.ReadResultData(dest[:n]), 0
 }
 
 // linkNode is a virtual symlink.

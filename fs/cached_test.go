@@ -1,0 +1,183 @@
+package fs
+
+import (
+	"bytes"
+	"io"
+	"log"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCachedReads: without per-open handles (the default as root) the
+// read-only part is a read-only superblock whose files are read through
+// the kernel's page cache. A repeated read of an episode file or a frame
+// sends the daemon nothing at all: no OPEN, READ, GETATTR, LOOKUP, FLUSH
+// or RELEASE of it. The first read got the content from the daemon
+// (READ without a handle) exactly as on disk.
+func TestCachedReads(t *testing.T) {
+	var buf syncBuffer
+	debugLogger = log.New(&buf, "", 0)
+	t.Cleanup(func() { debugLogger = nil })
+	store := copyFixture(t)
+	frame := make([]byte, 13_000)
+	rand.New(rand.NewSource(1)).Read(frame)
+	obs := filepath.Join(store, "episodes", "ep_000003", "observation")
+	if err := os.MkdirAll(obs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(obs, "image.png"), frame, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := mountStore(t, store, Options{NoAccessLog: true, Debug: true})
+	if !tm.srv.m.noOpen {
+		t.Fatalf("a mount as root without PerOpen should serve reads from the kernel's cache")
+	}
+	files := []string{"episodes/ep_000003/outcome.json", "episodes/ep_000003/observation/image.png"}
+	for _, p := range files {
+		want, err := os.ReadFile(filepath.Join(store, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mustRun(t, "cat", tm.path(p)); got != string(want) {
+			t.Fatalf("cat %s: %d bytes, want the %d on disk", p, len(got), len(want))
+		}
+	}
+	nodes := nodeNames(buf.String())
+	mark := buf.Len()
+	for i := 0; i < 3; i++ {
+		for _, p := range files {
+			mustRun(t, "cat", tm.path(p))
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let asynchronous requests (RELEASE) arrive
+	rxOp := regexp.MustCompile(`^rx \d+: ([A-Z]+) n(\d+)\b`)
+	for _, l := range strings.Split(buf.String()[mark:], "\n") {
+		m := rxOp.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		switch m[1] {
+		case "OPEN", "READ", "FLUSH", "RELEASE":
+			t.Errorf("a repeated cat sent %s: %s", m[1], l)
+		case "GETATTR", "LOOKUP":
+			if n := nodes[m[2]]; n == "outcome.json" || n == "image.png" || n == "observation" {
+				t.Errorf("a repeated cat sent %s of %s: %s", m[1], n, l)
+			}
+		}
+	}
+	// Writes are refused by the kernel itself (read-only superblock).
+	if _, err := os.OpenFile(tm.path(files[0]), os.O_WRONLY, 0); errnoOfErr(err) != syscall.EROFS {
+		t.Errorf("open for writing: %v, want EROFS", err)
+	}
+}
+
+// nodeNames maps node ids to names from the LOOKUP requests and answers
+// of a go-fuse request log (`rx 52: LOOKUP n1 "README.md"`, then
+// `tx 52: OK, {n2 g0 …`).
+func nodeNames(log string) map[string]string {
+	rxLookup := regexp.MustCompile(`^rx (\d+): LOOKUP n\d+\s+"([^"]+)"`)
+	txNode := regexp.MustCompile(`^tx (\d+):\s+OK, \{n(\d+) `)
+	lookups := map[string]string{}
+	names := map[string]string{}
+	for _, l := range strings.Split(log, "\n") {
+		if m := rxLookup.FindStringSubmatch(l); m != nil {
+			lookups[m[1]] = m[2]
+		} else if m := txNode.FindStringSubmatch(l); m != nil && lookups[m[1]] != "" {
+			names[m[2]] = lookups[m[1]]
+		}
+	}
+	return names
+}
+
+// TestLiveVirtualFileVersions: without per-open handles a live virtual
+// file (README.md) behaves like a file the daemon replaces by rename
+// whenever its content changes: a new open sees the new content at once,
+// and a descriptor opened before the change reads the old content, whole
+// and unmixed, to its end.
+func TestLiveVirtualFileVersions(t *testing.T) {
+	tm := mountCopy(t, Options{NoAccessLog: true})
+	old := mustRun(t, "cat", tm.path("README.md"))
+	f, err := os.Open(tm.path("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	head := make([]byte, 100)
+	if _, err := io.ReadFull(f, head); err != nil {
+		t.Fatal(err)
+	}
+	rec := newTestRecorder(t, tm.store, false)
+	row := rec.episode("readme-version")
+	cur := mustRun(t, "cat", tm.path("README.md"))
+	if cur == old {
+		t.Fatalf("README.md did not change after an episode was recorded")
+	}
+	if !strings.Contains(cur, row.ID) {
+		t.Errorf("the new README.md does not name the new episode %s", row.ID)
+	}
+	rest, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(head) + string(rest); got != old {
+		t.Errorf("a descriptor opened before the change read %d bytes, not the %d of the version it opened (mixed: %v)",
+			len(got), len(old), !bytes.HasPrefix([]byte(old), []byte(got)))
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Size != int64(len(old)) {
+		t.Errorf("fstat of the old descriptor: size %d %v, want %d", st.Size, err, len(old))
+	}
+}
+
+// TestPerOpenMode re-runs the tests of the read-only part, mine/, the
+// access log, views and queries with per-open handles (Options.PerOpen:
+// how a mount without root always runs) in a child test binary.
+func TestPerOpenMode(t *testing.T) {
+	canMount(t)
+	if os.Getenv("MFM_FS_PER_OPEN") != "" {
+		t.Skip("already per-open")
+	}
+	exe, _ := os.Executable()
+	c := exec.Command(exe, "-test.run=^(TestReadOnlyRecord|TestReadOnlyMine|TestMineTools|TestPosixMine|TestAccessLog|TestLiveGrowth|TestViewCaching|TestQuery|TestReadOnlyOpensNoFlush|TestCatalog)$", "-test.count=1", "-test.timeout=270s", "-test.v")
+	c.Env = append(os.Environ(), "MFM_FS_PER_OPEN=1")
+	c.Dir, _ = os.Getwd() // the package directory, never the mount
+	out, err := runChild(c, 280*time.Second)
+	if err != nil {
+		t.Fatalf("per-open child: %v\n%s", err, out)
+	}
+	passed := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "--- PASS") {
+			passed++
+		}
+	}
+	if passed < 8 {
+		t.Fatalf("per-open child ran %d top-level tests, want at least 8:\n%s", passed, out)
+	}
+	t.Logf("per-open child: %d tests passed", passed)
+}
+
+// runChild runs c with a deadline, killing it if it hangs.
+func runChild(c *exec.Cmd, d time.Duration) ([]byte, error) {
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = c.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+		return out, err
+	case <-time.After(d):
+		c.Process.Kill()
+		<-done
+		return out, errTimeout
+	}
+}
+
+var errTimeout = os.ErrDeadlineExceeded
