@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log"
 	"math/rand"
@@ -181,3 +182,46 @@ func runChild(c *exec.Cmd, d time.Duration) ([]byte, error) {
 }
 
 var errTimeout = os.ErrDeadlineExceeded
+
+// TestReadDirPlusAuto: with Options.ReadDirPlus the kernel chooses per
+// listing (READDIRPLUS_AUTO): a plain `ls` of a large directory gets
+// attributes with its first batch only (READDIR for the rest), while
+// `ls -l`, which stats every entry, gets them with every batch and sends
+// no LOOKUP per entry.
+func TestReadDirPlusAuto(t *testing.T) {
+	var buf syncBuffer
+	debugLogger = log.New(&buf, "", 0)
+	t.Cleanup(func() { debugLogger = nil })
+	store := copyFixture(t)
+	for i := 0; i < 3000; i++ {
+		if err := os.Mkdir(filepath.Join(store, "episodes", fmt.Sprintf("ep_%06d", 100+i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tm := mountStore(t, store, Options{NoAccessLog: true, Debug: true, ReadDirPlus: true})
+	count := func(from int) map[string]int {
+		n := map[string]int{}
+		re := regexp.MustCompile(`^rx \d+: (READDIRPLUS|READDIR|LOOKUP) `)
+		for _, l := range strings.Split(buf.String()[from:], "\n") {
+			if m := re.FindStringSubmatch(l); m != nil {
+				n[m[1]]++
+			}
+		}
+		return n
+	}
+	mark := buf.Len()
+	if out := mustSh(t, "ls "+tm.path("episodes")+" | wc -l"); strings.TrimSpace(out) == "" {
+		t.Fatal("ls printed nothing")
+	}
+	ls := count(mark)
+	if ls["READDIRPLUS"] != 1 || ls["READDIR"] < 2 {
+		t.Errorf("plain ls: %v, want one READDIRPLUS (the first batch) and READDIR for the rest", ls)
+	}
+	mark = buf.Len()
+	mustSh(t, "ls -l "+tm.path("episodes")+" >/dev/null")
+	lsl := count(mark)
+	if lsl["READDIRPLUS"] < 2 || lsl["LOOKUP"] > 100 {
+		t.Errorf("ls -l: %v, want READDIRPLUS batches and no LOOKUP per entry", lsl)
+	}
+	t.Logf("ls: %v; ls -l: %v", ls, lsl)
+}

@@ -176,6 +176,12 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		MaxReadAhead:       1 << 20,
 		MaxWrite:           1 << 20,
 	}
+	if opt.ReadDirPlus {
+		// Let the kernel choose per listing: attributes with the first
+		// batch of each listing, and with the rest only when the lister
+		// stats the entries (ls -l) rather than just reading names (ls).
+		mo.ExtraCapabilities |= fuse.CAP_READDIRPLUS_AUTO
+	}
 	if m.noOpen {
 		// Nothing here is writable: a read-only superblock, on which the
 		// kernel refuses every write itself and reads do not invalidate

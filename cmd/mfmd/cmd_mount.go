@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name:    "mount",
 		summary: "mount a store as a filesystem (foreground; Ctrl-C unmounts)",
-		usage:   "--store DIR [--read-only] [--debug] MOUNTPOINT",
+		usage:   "--store DIR [--read-only] [--per-open] [--debug] MOUNTPOINT",
 		run:     runMount,
 	})
 }
@@ -29,7 +29,8 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	storeDir := fl.String("store", "", "store directory (required)")
 	readOnly := fl.Bool("read-only", false, "make mine/ read-only too (memory frozen for evaluation runs)")
 	debug := fl.Bool("debug", false, "log every FUSE request")
-	readDirPlus := fl.Bool("readdirplus", false, "keep the kernel's READDIRPLUS (see docs/MOUNT.md)")
+	readDirPlus := fl.Bool("readdirplus", false, "send attributes with listings when the lister stats the entries (READDIRPLUS_AUTO; see docs/MOUNT.md)")
+	perOpen := fl.Bool("per-open", false, "send every open to the daemon (kernel passthrough) instead of reading through the kernel's cache; always so without root (see docs/MOUNT.md)")
 	noAccess := fl.Bool("no-access-log", false, "do not write store/.mfm/access.jsonl")
 	timeout := fl.Duration("render-timeout", 10*time.Second, "upper bound for one query or view render")
 	fl.Usage = func() {
@@ -65,6 +66,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		ReadOnly:      *readOnly,
 		Debug:         *debug,
 		ReadDirPlus:   *readDirPlus,
+		PerOpen:       *perOpen,
 		NoAccessLog:   *noAccess,
 		RenderTimeout: *timeout,
 		Hooks:         hooks,
