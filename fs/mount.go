@@ -248,7 +248,7 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 			_ = s.unmountAll()
 			m.access.close()
 			m.ext.close()
-			return nil, fmt.Errorf("mount %s: access log: %w", mnt, err)
+			return nil, fmt.Errorf("mount %s: access log: %w (mount with --per-open or --no-access-log)", mnt, err)
 		}
 	}
 	go m.watchLives()
