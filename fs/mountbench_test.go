@@ -25,7 +25,8 @@ import (
 // (observation/image.png, the committed Luanti run's 256x192 PNGs, about
 // 13 KB each), and an index.jsonl of benchRows rows (the paper run's rows,
 // repeated). Native runs read tmpfs through the page cache; so does the
-// mount (pass-through), so the ratio is the cost of the FUSE layer alone.
+// mount (as root its own page cache, filled by READs to the daemon; with
+// PerOpen kernel passthrough), so the ratio is the cost of the FUSE layer.
 
 const (
 	benchEpisodes = 100_000
