@@ -36,11 +36,18 @@ func TestCachedReads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(obs, "image.png"), frame, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A file larger than a READ (spliced from the backing file), with
+	// a length that is not a multiple of a page.
+	big := make([]byte, 3<<20+1234)
+	rand.New(rand.NewSource(2)).Read(big)
+	if err := os.WriteFile(filepath.Join(store, "episodes", "ep_000003", "big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tm := mountStore(t, store, Options{NoAccessLog: true, Debug: true})
 	if !tm.srv.m.noOpen {
 		t.Fatalf("a mount as root without PerOpen should serve reads from the kernel's cache")
 	}
-	files := []string{"episodes/ep_000003/outcome.json", "episodes/ep_000003/observation/image.png"}
+	files := []string{"episodes/ep_000003/outcome.json", "episodes/ep_000003/observation/image.png", "episodes/ep_000003/big.bin"}
 	for _, p := range files {
 		want, err := os.ReadFile(filepath.Join(store, p))
 		if err != nil {
@@ -68,7 +75,7 @@ func TestCachedReads(t *testing.T) {
 		case "OPEN", "READ", "FLUSH", "RELEASE":
 			t.Errorf("a repeated cat sent %s: %s", m[1], l)
 		case "GETATTR", "LOOKUP":
-			if n := nodes[m[2]]; n == "outcome.json" || n == "image.png" || n == "observation" {
+			if n := nodes[m[2]]; n == "outcome.json" || n == "image.png" || n == "observation" || n == "big.bin" {
 				t.Errorf("a repeated cat sent %s of %s: %s", m[1], n, l)
 			}
 		}
