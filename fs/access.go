@@ -99,30 +99,33 @@ func (a *accessLog) add(path, kind string, pid uint32) {
 	}
 }
 
-// recordOpen notes an open the fanotify watcher saw (no opens reach the
-// daemon: Options.PerOpen off). Its kind is the one the node at p gives
-// (the kernel holds the node of a file it just opened, so it is in the
-// tree); a path no longer in the tree is classified by its name.
-func (m *mfs) recordOpen(p string, pid int32) {
+// recordOpen notes an open the fanotify watcher of a mount saw (its
+// opens do not reach the daemon, see cachedmount.go): p is the path in
+// the mount whose tree is root, prefix where that mount is in the store's
+// ("/episodes"). The kind is the one the node at p gives (the kernel
+// holds the node of a file it just opened, so it is in the tree); a path
+// no longer in the tree is classified by its name.
+func (m *mfs) recordOpen(root *gofs.Inode, prefix, p string, pid int32) {
+	full := prefix + p
+	if p == "/" {
+		full = prefix
+	}
 	kind := ""
-	if n := m.nodeAt(p); n != nil {
+	if n := nodeAt(root, p); n != nil {
 		if k, ok := n.Operations().(interface{ accessKind(string) string }); ok {
-			kind = k.accessKind(p)
+			kind = k.accessKind(full)
 		}
 	}
 	if kind == "" {
-		kind = kindOfPath(p, "open")
+		kind = kindOfPath(full, "episode")
 	}
-	m.access.add(p, kind, uint32(pid))
+	m.access.add(full, kind, uint32(pid))
 }
 
-// nodeAt walks the mount's tree of known nodes to p ("/a/b"); nil if a
-// component is not (or no longer) known.
-func (m *mfs) nodeAt(p string) *gofs.Inode {
-	if m.rootDir == nil {
-		return nil
-	}
-	n := &m.rootDir.Inode
+// nodeAt walks the tree of known nodes below root to p ("/a/b"); nil if
+// a component is not (or no longer) known.
+func nodeAt(root *gofs.Inode, p string) *gofs.Inode {
+	n := root
 	for _, c := range strings.Split(strings.Trim(p, "/"), "/") {
 		if c == "" {
 			continue

@@ -19,7 +19,7 @@ const citedByName = "cited-by"
 // episodeDirRel returns the store-relative episode directory n is
 // ("episodes/ep_000003", "previous/life_1/episodes/ep_000004"), or "".
 func (n *roNode) episodeDirRel() string {
-	rel := n.Path(nil)
+	rel := n.m.storePath(&n.Inode)
 	dir, base := path.Split(rel)
 	if _, ok := episodes.ParseEpisodeID(base); !ok {
 		return ""

@@ -5,11 +5,12 @@
 // tree and the mount's lifecycle only; queries, views and the store format
 // live in the index, view and episodes packages (see docs/MOUNT.md).
 //
-// As root the record is a read-only superblock that never sees an open:
-// the kernel reads it through its page cache, the access log learns of
-// opens through fanotify (fanotify.go), and mine/ is a read-write mount of
-// its own on top (minemount.go). Options.PerOpen (always without root)
-// serves everything from one mount, with an OPEN per opened file.
+// As root, episodes/ and previous/ are mounts of their own on top of the
+// store's mount (cachedmount.go): read-only superblocks that never see an
+// open, read through the kernel's page cache, whose opens reach the
+// access log through fanotify (fanotify.go). Options.PerOpen (always
+// without root) serves them from the store's mount, with an OPEN per
+// opened file.
 //
 // Logic that is not FUSE-specific (README generation, store statistics,
 // the access log, the error log) is plain functions and types that tests

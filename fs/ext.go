@@ -43,7 +43,7 @@ func (e *extensions) help() []string {
 // view is rendered here, once, so its size is known to the lookup; frames
 // never change, so the bytes stay valid for the inode's life.
 func (m *mfs) lookupVirtual(ctx context.Context, parent *gofs.Inode, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	rel := parent.Path(nil) + "/" + name
+	rel := m.storePath(parent) + "/" + name
 	return m.lookupView(ctx, parent, rel, name, out)
 }
 

@@ -42,14 +42,15 @@ type Options struct {
 	// Hooks are the query, view, consolidation and catalog services
 	// (see hooks.go).
 	Hooks Hooks
-	// PerOpen makes every open of a read-only file a request to the
-	// daemon (OPEN, answered with the backing file for kernel
-	// passthrough), as a mount without root always does. Off (as root),
-	// the read-only part is a read-only superblock that never sees an
-	// open: the kernel reads through its page cache, a repeated read
-	// costs no request at all, opens reach the access log through
-	// fanotify, and mine/ is a mount of its own on top (docs/MOUNT.md,
-	// "Reads from the kernel's cache").
+	// PerOpen serves episodes/ and previous/ like the rest of the
+	// mount: every open of a file is a request to the daemon (OPEN,
+	// answered with the backing file for kernel passthrough), as a mount
+	// without root always does. Off (as root), episodes/ and previous/
+	// are mounts of their own, read-only superblocks that never see an
+	// open: the kernel reads their files through its page cache, a
+	// repeated read costs no request at all, and opens reach the access
+	// log through fanotify (docs/MOUNT.md, "The recorded episodes: read
+	// through the kernel's cache").
 	PerOpen bool
 }
 
@@ -60,8 +61,7 @@ var debugLogger *log.Logger
 // Server is a mounted store.
 type Server struct {
 	srv      *fuse.Server
-	mine     *fuse.Server // mine/'s own mount (cached mode, writable mine/); nil otherwise
-	opens    *openWatch   // the access log's view of opens (cached mode); nil otherwise
+	subs     []*subMount // episodes/ and previous/ when read through the kernel's cache
 	m        *mfs
 	mnt      string
 	waitOnce sync.Once
@@ -84,12 +84,13 @@ type mfs struct {
 	// use it to see that the kernel served a cached view itself).
 	virtualReads atomic.Int64
 
-	// noOpen: the read-only part answers OPEN with ENOSYS, so the kernel
-	// serves reads from its page cache (Options.PerOpen off, as root).
-	// mineApart: mine/ is then a mount of its own over /mine.
-	noOpen, mineApart bool
+	// cached: episodes/ and previous/ are mounts of their own, read
+	// through the kernel's cache (Options.PerOpen off, as root); their
+	// trees (the roots of those mounts) are cachedRoots.
+	cached      bool
+	cachedRoots []*gofs.Inode
+	previous    *vdir // previous/'s tree
 
-	rootDir    *vdir // set in OnAdd
 	rootOps    map[string]gofs.InodeEmbedder
 	root       []rootEntry // rootTable plus Hooks.Trees
 	episodes   *roNode
@@ -144,13 +145,12 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 	m.uid, m.gid = storeOwner(store.Root)
 	if root && !opt.PerOpen {
 		if opt.NoAccessLog {
-			m.noOpen = true
+			m.cached = true
 		} else if err := fanotifyAvailable(); err != nil {
-			log.Warn("mount: fanotify unavailable, so every open goes through the daemon (slower reads) to keep the access log complete", slog.Any("err", err))
+			log.Warn("mount: fanotify unavailable, so every open of an episode file goes through the daemon (slower reads) to keep the access log complete", slog.Any("err", err))
 		} else {
-			m.noOpen = true
+			m.cached = true
 		}
-		m.mineApart = m.noOpen && !opt.ReadOnly
 	}
 	m.stats = newStatsCache(store)
 	m.access = newAccessLog(store, log, opt.NoAccessLog)
@@ -164,6 +164,9 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		m.access.close()
 		m.ext.close()
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+	if m.cached {
+		m.cachedRoots = []*gofs.Inode{m.episodes.EmbeddedInode(), m.previous.EmbeddedInode()}
 	}
 
 	mo := fuse.MountOptions{
@@ -181,21 +184,6 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		// batch of each listing, and with the rest only when the lister
 		// stats the entries (ls -l) rather than just reading names (ls).
 		mo.ExtraCapabilities |= fuse.CAP_READDIRPLUS_AUTO
-	}
-	if m.noOpen {
-		// Nothing here is writable: a read-only superblock, on which the
-		// kernel refuses every write itself and reads do not invalidate
-		// the cached atime (which would cost a GETATTR per re-read).
-		// Locks of read-only files are the kernel's own.
-		mo.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
-		mo.EnableLocks = false
-		// A size change drops the cached pages (growing files: the last
-		// page cached before the growth ends in zeros), but the kernel
-		// need not ask for attributes on every read(2), as it does with
-		// AUTO_INVAL_DATA when they are never cached (index.jsonl):
-		// measured, that made `cat index.jsonl` send one GETATTR per
-		// 128 KiB. Files replaced in place (now/) are new inodes.
-		mo.DisabledCapabilities = fuse.CAP_AUTO_INVAL_DATA
 	}
 	if root {
 		// The agent may run as another user: let it in, and let the
@@ -234,41 +222,38 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
 	s := &Server{srv: srv, m: m, mnt: mnt, done: make(chan struct{})}
-	if m.mineApart {
-		if s.mine, err = m.mountMine(mo); err != nil {
-			_ = srv.Unmount()
-			m.access.close()
-			m.ext.close()
-			return nil, fmt.Errorf("mount %s: %w", mnt, err)
-		}
-	}
-	if m.noOpen && m.access.on() {
-		s.opens, err = watchOpens(mnt, log, m.recordOpen)
-		if err != nil {
-			_ = s.unmountAll()
-			m.access.close()
-			m.ext.close()
-			return nil, fmt.Errorf("mount %s: access log: %w (mount with --per-open or --no-access-log)", mnt, err)
+	if m.cached {
+		for _, t := range []struct {
+			name string
+			root gofs.InodeEmbedder
+		}{{episodes.EpisodesDir, m.episodes}, {episodes.PreviousDir, m.previous}} {
+			sub, err := m.mountCached(t.name, t.root, mo)
+			if err != nil {
+				s.closeWatchers()
+				_ = s.unmountAll()
+				m.access.close()
+				m.ext.close()
+				return nil, fmt.Errorf("mount %s: %w", mnt, err)
+			}
+			s.subs = append(s.subs, sub)
 		}
 	}
 	go m.watchLives()
-	log.Info("mounted", slog.String("store", store.Root), slog.String("mountpoint", mnt), slog.Bool("read_only_mine", opt.ReadOnly), slog.Bool("kernel_cached_reads", m.noOpen))
+	log.Info("mounted", slog.String("store", store.Root), slog.String("mountpoint", mnt), slog.Bool("read_only_mine", opt.ReadOnly), slog.Bool("episodes_cached", m.cached))
 	return s, nil
 }
 
 // Mountpoint returns the absolute mount point.
 func (s *Server) Mountpoint() string { return s.mnt }
 
-// Unmount unmounts the filesystem (mine/'s own mount first, when it has
-// one). If it is busy it retries for about a second, then detaches
-// lazily (MNT_DETACH, which takes mine/ along): open descriptors keep
+// Unmount unmounts the filesystem (the mounts of episodes/ and previous/
+// first, when they have their own). If it is busy it retries for about a
+// second, then detaches lazily (MNT_DETACH, which takes them along): open descriptors keep
 // working and Wait returns when the last one is closed.
 func (s *Server) Unmount() error {
-	if s.opens != nil {
-		// The watcher may hold an event's descriptor on the mount, which
-		// would make the unmount busy.
-		_ = s.opens.Close()
-	}
+	// A watcher may hold an event's descriptor on its mount, which would
+	// make the unmount busy.
+	s.closeWatchers()
 	var err error
 	for i := 0; i < 10; i++ {
 		if err = s.unmountAll(); err == nil {
@@ -286,30 +271,39 @@ func (s *Server) Unmount() error {
 	return nil
 }
 
-// unmountAll unmounts mine/'s mount, if any, then the store's.
+// unmountAll unmounts episodes/ and previous/, if they are mounts of
+// their own, then the store's mount.
 func (s *Server) unmountAll() error {
-	if s.mine != nil {
-		if err := s.mine.Unmount(); err != nil && !errors.Is(err, syscall.EINVAL) { // EINVAL: not mounted (any more)
+	for _, sub := range s.subs {
+		if err := sub.srv.Unmount(); err != nil && !errors.Is(err, syscall.EINVAL) { // EINVAL: not mounted (any more)
 			return err
 		}
 	}
 	return s.srv.Unmount()
 }
 
+// closeWatchers stops the access log's fanotify watchers (after the
+// events they had queued are written).
+func (s *Server) closeWatchers() {
+	for _, sub := range s.subs {
+		if sub.opens != nil {
+			_ = sub.opens.Close()
+		}
+	}
+}
+
 // Wait blocks until the filesystem is unmounted and the server has
 // stopped, then flushes the access log.
 func (s *Server) Wait() {
 	s.srv.Wait()
-	if s.mine != nil {
-		// Gone with the store's mount (a lazy detach takes it along), or
-		// still mounted over a mountpoint nobody can reach: unmount it.
-		_ = s.mine.Unmount()
-		s.mine.Wait()
+	for _, sub := range s.subs {
+		// Gone with the store's mount (a lazy detach takes them along),
+		// or still mounted over a mountpoint nobody can reach: unmount.
+		_ = sub.srv.Unmount()
+		sub.srv.Wait()
 	}
 	s.waitOnce.Do(func() {
-		if s.opens != nil {
-			_ = s.opens.Close()
-		}
+		s.closeWatchers()
 		close(s.m.stop)
 		s.m.access.close()
 		s.m.ext.close()

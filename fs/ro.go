@@ -138,7 +138,7 @@ func roAttr(a *fuse.Attr) {
 }
 
 func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if n.m.noOpen {
+	if n.m.inCachedTree(&n.Inode) {
 		// The kernel takes ENOSYS to mean "never send OPEN again" on
 		// this connection, and reads through its page cache.
 		return nil, 0, syscall.ENOSYS
@@ -147,7 +147,7 @@ func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 		return nil, 0, syscall.EROFS
 	}
 	if n.m.access.on() {
-		path := "/" + n.Path(nil)
+		path := "/" + n.m.storePath(&n.Inode)
 		n.m.access.record(ctx, path, kindOfPath(path, n.kind))
 	}
 	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
@@ -156,7 +156,8 @@ func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	return fh, fl | fuse.FOPEN_NOFLUSH, errno
 }
 
-// Read answers a READ without a handle (no opens: Options.PerOpen off)
+// Read answers a READ without a handle (a mount read through the
+// kernel's cache, cachedmount.go)
 // from the backing file; with a handle, the handle's. The kernel caches
 // what it read, so a file is read from here once.
 func (n *roNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -168,7 +169,7 @@ func (n *roNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 
 // Flush: see bytesFile.Flush.
 func (n *roNode) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
-	if fl, ok := fh.(gofs.FileFlusher); ok && !n.m.noOpen {
+	if fl, ok := fh.(gofs.FileFlusher); ok && !n.m.inCachedTree(&n.Inode) {
 		return fl.Flush(ctx)
 	}
 	return syscall.ENOSYS
@@ -182,7 +183,7 @@ func (n *roNode) backingPath() string {
 func (n *roNode) accessKind(path string) string { return kindOfPath(path, n.kind) }
 
 func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	n.m.access.record(ctx, "/"+n.Path(nil), "list")
+	n.m.access.record(ctx, "/"+n.m.storePath(&n.Inode), "list")
 	fh, fl, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
 	if errno == 0 && n.m.opt.Hooks.CitedBy != nil && n.episodeDirRel() != "" {
 		fh = &citedByDir{inner: fh, ino: virtualIno(n.StableAttr().Ino, citedByName)}

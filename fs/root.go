@@ -78,31 +78,16 @@ func (m *mfs) buildRoot() (*vdir, error) {
 }
 
 // addRootChildren runs in OnAdd: it makes every root entry a persistent
-// child of the root, except, without per-open handles, the live virtual
-// files (README.md, .errors): their content is fixed per inode
-// (virtualChild), so each lookup makes them afresh.
+// child of the root.
 func (m *mfs) addRootChildren(ctx context.Context, root *vdir) {
-	m.rootDir = root
-	live := map[string]rootEntry{}
 	for _, e := range m.root {
 		ops := m.rootOps[e.name]
-		if f, ok := ops.(*bytesFile); ok && m.noOpen && f.ttl == 0 {
-			live[e.name] = e
-			continue
-		}
 		ino := virtualIno(1, e.name)
 		ch := root.NewPersistentInode(ctx, ops, gofs.StableAttr{Mode: e.mode, Ino: ino})
 		root.AddChild(e.name, ch, true)
 	}
 	// The root's own lookup consults the children added here.
 	root.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
-		if e, ok := live[name]; ok {
-			ops, err := e.new(m)
-			if err != nil {
-				return nil, 0, m.fail(ctx, "/"+name, err)
-			}
-			return ops, e.mode, 0
-		}
 		ch := root.GetChild(name)
 		if ch == nil {
 			return nil, 0, syscall.ENOENT
@@ -133,18 +118,15 @@ func newEpisodesDir(m *mfs) (gofs.InodeEmbedder, error) {
 	}
 	n.ttl = dirAttrTTL
 	m.episodes = n
+	if m.cached {
+		// The mount point of episodes/'s own mount (mountCached).
+		return &vdir{m: m, attrTTL: dirAttrTTL}, nil
+	}
 	return n, nil
 }
 
 func newMineDir(m *mfs) (gofs.InodeEmbedder, error) {
 	dir := m.store.Path(episodes.MineDir)
-	if m.mineApart {
-		// The mount point of mine/'s own mount (mountMine).
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		return &vdir{m: m, attrTTL: immutableTTL}, nil
-	}
 	if !m.opt.ReadOnly {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -190,6 +172,11 @@ func newPreviousDir(m *mfs) (gofs.InodeEmbedder, error) {
 			out = append(out, fuse.DirEntry{Name: name, Mode: fuse.S_IFDIR, Ino: virtualIno(d.StableAttr().Ino, name)})
 		}
 		return out, 0
+	}
+	m.previous = d
+	if m.cached {
+		// The mount point of previous/'s own mount (mountCached).
+		return &vdir{m: m, attrTTL: dirAttrTTL}, nil
 	}
 	return d, nil
 }

@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"os"
@@ -109,7 +108,7 @@ func (d *vdir) Opendir(ctx context.Context) syscall.Errno {
 	if kind == "" {
 		kind = "list"
 	}
-	d.m.access.record(ctx, "/"+d.Path(nil), kind)
+	d.m.access.record(ctx, "/"+d.m.storePath(&d.Inode), kind)
 	return 0
 }
 
@@ -127,15 +126,16 @@ func (d *vdir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 // maps) never changes, and the kernel caches its entry and attributes for
 // ttl. Neither is flushed on close (there is nothing to flush).
 //
-// With per-open handles (Options.PerOpen) each open takes the content as
-// it is then: a live file is opened FOPEN_DIRECT_IO, so a size that
-// changed between stat and read never truncates or pads a read; a stable
-// one FOPEN_KEEP_CACHE. Without them (the default as root; no opens reach
-// the daemon and the kernel reads through its page cache) the content is
-// fixed when the inode is made (virtualChild): a lookup that computes
-// other bytes makes another inode (another generation) for the name, as
-// if the file had been replaced by rename, so a reader never mixes two
-// versions and one that holds the file open keeps reading its version.
+// On the store's mount each open takes the content as it is then: a live
+// file is opened FOPEN_DIRECT_IO, so a size that changed between stat and
+// read never truncates or pads a read; a stable one FOPEN_KEEP_CACHE. In
+// a mount read through the kernel's cache (episodes/ and previous/ as
+// root, cachedmount.go: views beside frames, cited-by) no open reaches the
+// daemon, so the content is fixed when the inode is made (virtualChild):
+// a lookup that computes other bytes makes another inode (another
+// generation) for the name, as if the file had been replaced by rename,
+// so a reader never mixes two versions and one that holds the file open
+// keeps reading its version.
 type bytesFile struct {
 	gofs.Inode
 	refuse
@@ -171,26 +171,26 @@ func (f *bytesFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 	}
 	var b []byte
 	var err error
-	if f.m.noOpen {
+	if f.m.inCachedTree(&f.Inode) {
 		b, err = f.snapshot(ctx)
 	} else {
 		b, err = f.content(ctx)
 	}
 	if err != nil {
-		return f.m.fail(ctx, "/"+f.Path(nil), err)
+		return f.m.fail(ctx, "/"+f.m.storePath(&f.Inode), err)
 	}
 	f.m.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(len(b)))
 	return 0
 }
 
 func (f *bytesFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if f.m.noOpen {
+	if f.m.inCachedTree(&f.Inode) {
 		return nil, 0, syscall.ENOSYS
 	}
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
-	p := "/" + f.Path(nil)
+	p := "/" + f.m.storePath(&f.Inode)
 	b, err := f.content(ctx)
 	if err != nil {
 		return nil, 0, f.m.fail(ctx, p, err)
@@ -209,7 +209,7 @@ func (f *bytesFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	} else {
 		var err error
 		if data, err = f.snapshot(ctx); err != nil {
-			return nil, f.m.fail(ctx, "/"+f.Path(nil), err)
+			return nil, f.m.fail(ctx, "/"+f.m.storePath(&f.Inode), err)
 		}
 	}
 	f.m.virtualReads.Add(1)
@@ -227,36 +227,24 @@ func (f *bytesFile) Flush(context.Context, gofs.FileHandle) syscall.Errno { retu
 func (f *bytesFile) accessKind(string) string { return f.kind }
 
 // virtualChild makes the inode of the virtual node ops, named name in
-// parent. Without per-open handles a bytesFile's content is fixed here,
+// parent. In a mount read through the kernel's cache a bytesFile's
+// content is fixed here,
 // and its hash is the inode's generation: the same bytes are the inode
 // the kernel already has (and its cached pages), other bytes a new one.
 func (m *mfs) virtualChild(ctx context.Context, parent *gofs.Inode, name string, ops gofs.InodeEmbedder, mode uint32) (*gofs.Inode, syscall.Errno) {
 	attr := gofs.StableAttr{Mode: mode, Ino: virtualIno(parent.StableAttr().Ino, name)}
-	if f, ok := ops.(*bytesFile); ok && m.noOpen {
-		// A fresh node each time: lookups may hand back one bytesFile
-		// for a name (q/<query>/count), and an inode's content is fixed.
+	if f, ok := ops.(*bytesFile); ok && m.inCachedTree(parent) {
+		// A fresh node each time: a lookup may hand back one bytesFile
+		// for a name, and an inode's content is fixed.
 		f = &bytesFile{m: f.m, kind: f.kind, content: f.content, ttl: f.ttl}
 		ops = f
 		b, err := f.snapshot(ctx)
 		if err != nil {
-			return nil, m.fail(ctx, "/"+path.Join(parent.Path(nil), name), err)
+			return nil, m.fail(ctx, "/"+path.Join(m.storePath(parent), name), err)
 		}
 		h := fnv.New64a()
 		h.Write(b)
 		attr.Gen = h.Sum64() | 1 // never 0
-	}
-	if f, ok := ops.(*proxyFile); ok && m.noOpen {
-		// now/state.json is replaced as the harness writes: a file of
-		// another identity, size or time is another inode, so the kernel
-		// never serves the pages of an earlier one for it.
-		if p, err := f.resolve(); err == nil {
-			var st syscall.Stat_t
-			if syscall.Stat(p, &st) == nil {
-				h := fnv.New64a()
-				fmt.Fprint(h, st.Dev, st.Ino, st.Size, st.Mtim.Nano())
-				attr.Gen = h.Sum64() | 1
-			}
-		}
 	}
 	return parent.NewInode(ctx, ops, attr), 0
 }
@@ -281,8 +269,6 @@ type proxyFile struct {
 var (
 	_ = (gofs.NodeGetattrer)((*proxyFile)(nil))
 	_ = (gofs.NodeOpener)((*proxyFile)(nil))
-	_ = (gofs.NodeReader)((*proxyFile)(nil))
-	_ = (gofs.NodeFlusher)((*proxyFile)(nil))
 )
 
 func (f *proxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -306,9 +292,6 @@ func (f *proxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (f *proxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if f.m.noOpen {
-		return nil, 0, syscall.ENOSYS
-	}
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
@@ -321,38 +304,12 @@ func (f *proxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		return nil, 0, gofs.ToErrno(err)
 	}
 	if f.m.access.on() {
-		f.m.access.record(ctx, "/"+f.Path(nil), f.kind)
+		f.m.access.record(ctx, "/"+f.m.storePath(&f.Inode), f.kind)
 	}
 	// Read-only: no FLUSH round trip on close. No KEEP_CACHE: the file
 	// may grow (docs/MOUNT.md, "Growing files").
 	return gofs.NewLoopbackFile(fd), fuse.FOPEN_NOFLUSH, 0
 }
-
-// Read answers a READ without a handle (no opens, see bytesFile) from
-// the file the path resolves to now. The kernel asked for a range inside
-// the size the last GETATTR reported; for an append-only file that range
-// never changes, and for a replaced one (now/state.json) a read past the
-// new end is short, which the kernel takes as the new size.
-func (f *proxyFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if r, ok := fh.(gofs.FileReader); ok {
-		return r.Read(ctx, dest, off)
-	}
-	p, err := f.resolve()
-	if err != nil {
-		return nil, syscall.ENOENT
-	}
-	return preadPath(p, dest, off)
-}
-
-// Flush: see bytesFile.Flush.
-func (f *proxyFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
-	if fl, ok := fh.(gofs.FileFlusher); ok && !f.m.noOpen {
-		return fl.Flush(ctx)
-	}
-	return syscall.ENOSYS
-}
-
-func (f *proxyFile) accessKind(string) string { return f.kind }
 
 // preadPath answers a READ of len(dest) bytes at off from the file at p.
 // A small read is copied into dest; a large one is spliced from the file

@@ -1,0 +1,110 @@
+package fs
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// The recorded episodes (episodes/, previous/) never change once
+// written, and most reads of the memory are of their files: frames,
+// states, actions, read again and again. As root (Options.PerOpen off)
+// each of the two is a FUSE mount of its own over its name in the
+// store's mount, served by this daemon:
+//
+//   - a read-only superblock: the kernel refuses every write itself, and
+//     reads do not invalidate the cached atime (on a writable superblock
+//     each re-read then cost a GETATTR);
+//   - no opens: the first OPEN (and FLUSH) is answered ENOSYS, which tells
+//     the kernel never to send OPEN, FLUSH or RELEASE again on that
+//     connection. It then reads every file through its page cache and
+//     asks the daemon only for pages it does not have (READ without a
+//     handle: roNode.Read, bytesFile.Read), so a repeated read of a frame
+//     sends the daemon nothing at all;
+//   - the access log learns of the opens it no longer sees from fanotify
+//     (openWatch, a mount mark).
+//
+// Everything else (the growing index.jsonl, grid.jsonl and logs.txt,
+// README.md, q/, map/, now/, mine/) stays on the store's mount with an
+// OPEN per opened file: growing files keep kernel passthrough (with page
+// caching, every append would drop their cached pages), and live virtual
+// files a snapshot per open.
+
+// subMount is one of those mounts.
+type subMount struct {
+	srv   *fuse.Server
+	mnt   string
+	opens *openWatch // nil without the access log
+}
+
+// mountCached mounts the tree root (episodes/ or previous/) over name in
+// the store's mount, which is already served by its own goroutines: the
+// mount(2) resolves the mount point through it, and this goroutine holds
+// none of the tree's locks that lookup could wait on.
+func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.MountOptions) (*subMount, error) {
+	mnt := filepath.Join(m.mountpoint, name)
+	mo := outer
+	mo.FsName = "mfm:" + m.store.Path(name)
+	mo.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
+	mo.EnableLocks = false // locks of read-only files are the kernel's own
+	mo.Options = append([]string(nil), outer.Options...)
+	opts := &gofs.Options{MountOptions: mo, NullPermissions: true}
+	srv, err := fuse.NewServer(gofs.NewNodeFS(root, opts), mnt, &opts.MountOptions)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s/: %w", name, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		_ = srv.Unmount()
+		return nil, fmt.Errorf("mount %s/: %w", name, err)
+	}
+	sub := &subMount{srv: srv, mnt: mnt}
+	if m.access.on() {
+		rootIno := root.EmbeddedInode()
+		sub.opens, err = watchOpens(mnt, m.log, func(p string, pid int32) {
+			m.recordOpen(rootIno, "/"+name, p, pid)
+		})
+		if err != nil {
+			_ = srv.Unmount()
+			return nil, fmt.Errorf("%s/: access log: %w (mount with --per-open or --no-access-log)", name, err)
+		}
+	}
+	return sub, nil
+}
+
+// storePath is n's path in the store's mount, without the leading slash
+// ("episodes/ep_000001/action.json"), also for a node of episodes/'s or
+// previous/'s own mount.
+func (m *mfs) storePath(n *gofs.Inode) string {
+	p := n.Path(nil)
+	if m.cached {
+		switch n.Root() {
+		case m.cachedRoots[0]:
+			return path.Join(episodes.EpisodesDir, p)
+		case m.cachedRoots[1]:
+			return path.Join(episodes.PreviousDir, p)
+		}
+	}
+	return p
+}
+
+// inCachedTree reports whether n belongs to one of the mounts read
+// through the kernel's cache (no opens: READ comes without a handle).
+func (m *mfs) inCachedTree(n *gofs.Inode) bool {
+	if !m.cached {
+		return false
+	}
+	r := n.Root()
+	for _, c := range m.cachedRoots {
+		if c == r {
+			return true
+		}
+	}
+	return false
+}
