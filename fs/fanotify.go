@@ -60,6 +60,7 @@ type openWatch struct {
 	mnt    string // mount point as readlink reports paths under it (symlinks of its parents resolved)
 	fd     int    // fanotify fd (non-blocking)
 	stopFd int    // eventfd written by Close to wake the poll
+	procFd int    // /proc/self/fd, for readlinkat of event descriptors; -1 if it did not open
 	self   int32  // our pid: events of the daemon itself are skipped
 	log    *slog.Logger
 	onOpen func(path string, pid int32)
@@ -133,10 +134,14 @@ func watchOpens(mnt string, log *slog.Logger, onOpen func(path string, pid int32
 		mnt:    real,
 		fd:     fd,
 		stopFd: stopFd,
+		procFd: -1,
 		self:   int32(os.Getpid()),
 		log:    log,
 		onOpen: onOpen,
 		done:   make(chan struct{}),
+	}
+	if pfd, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		w.procFd = pfd
 	}
 	go w.run()
 	return w, nil
@@ -233,6 +238,9 @@ func (w *openWatch) Close() error {
 		<-w.done
 		err1 := unix.Close(w.fd)
 		err2 := unix.Close(w.stopFd)
+		if w.procFd >= 0 {
+			unix.Close(w.procFd)
+		}
 		if err := errors.Join(err1, err2); err != nil {
 			w.closeErr = fmt.Errorf("fanotify %s: close: %w", w.mnt, err)
 		}
@@ -371,7 +379,14 @@ func (w *openWatch) handle(b, link []byte, inOverflow *bool) {
 // ("/" for the mount's root); ok is false if it is not under the mount.
 // readlink of /proc/self/fd/N does not reach the file's filesystem.
 func (w *openWatch) pathOf(fd int, link []byte) (string, bool) {
-	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), link)
+	var n int
+	var err error
+	if w.procFd >= 0 {
+		// Relative to an open /proc/self/fd: no walk of /proc per event.
+		n, err = unix.Readlinkat(w.procFd, strconv.Itoa(fd), link)
+	} else {
+		n, err = unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), link)
+	}
 	if err != nil || n <= 0 {
 		return "", false
 	}
