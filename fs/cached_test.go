@@ -3,7 +3,6 @@ package fs
 import (
 	"fmt"
 	"io"
-	"log"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -15,16 +14,14 @@ import (
 	"time"
 )
 
-// TestCachedReads: without per-open handles (the default as root) the
-// read-only part is a read-only superblock whose files are read through
-// the kernel's page cache. A repeated read of an episode file or a frame
+// TestCachedReads: as root (Options.PerOpen off) episodes/ is a
+// read-only mount of its own whose files are read through the kernel's
+// page cache. A repeated read of an episode file or a frame
 // sends the daemon nothing at all: no OPEN, READ, GETATTR, LOOKUP, FLUSH
 // or RELEASE of it. The first read got the content from the daemon
 // (READ without a handle) exactly as on disk.
 func TestCachedReads(t *testing.T) {
-	var buf syncBuffer
-	debugLogger = log.New(&buf, "", 0)
-	t.Cleanup(func() { debugLogger = nil })
+	buf := captureRequests(t)
 	store := copyFixture(t)
 	frame := make([]byte, 13_000)
 	rand.New(rand.NewSource(1)).Read(frame)
@@ -83,24 +80,6 @@ func TestCachedReads(t *testing.T) {
 	if _, err := os.OpenFile(tm.path(files[0]), os.O_WRONLY, 0); errnoOfErr(err) != syscall.EROFS {
 		t.Errorf("open for writing: %v, want EROFS", err)
 	}
-}
-
-// nodeNames maps node ids to names from the LOOKUP requests and answers
-// of a go-fuse request log (`rx 52: LOOKUP n1 "README.md"`, then
-// `tx 52: OK, {n2 g0 …`).
-func nodeNames(log string) map[string]string {
-	rxLookup := regexp.MustCompile(`^rx (\d+): LOOKUP n\d+\s+"([^"]+)"`)
-	txNode := regexp.MustCompile(`^tx (\d+):\s+OK, \{n(\d+) `)
-	lookups := map[string]string{}
-	names := map[string]string{}
-	for _, l := range strings.Split(log, "\n") {
-		if m := rxLookup.FindStringSubmatch(l); m != nil {
-			lookups[m[1]] = m[2]
-		} else if m := txNode.FindStringSubmatch(l); m != nil && lookups[m[1]] != "" {
-			names[m[2]] = lookups[m[1]]
-		}
-	}
-	return names
 }
 
 // TestLiveVirtualFileVersions: in a mount read through the kernel's
@@ -199,9 +178,7 @@ var errTimeout = os.ErrDeadlineExceeded
 // `ls -l`, which stats every entry, gets them with every batch and sends
 // no LOOKUP per entry.
 func TestReadDirPlusAuto(t *testing.T) {
-	var buf syncBuffer
-	debugLogger = log.New(&buf, "", 0)
-	t.Cleanup(func() { debugLogger = nil })
+	buf := captureRequests(t)
 	store := copyFixture(t)
 	for i := 0; i < 3000; i++ {
 		if err := os.Mkdir(filepath.Join(store, "episodes", fmt.Sprintf("ep_%06d", 100+i)), 0o755); err != nil {

@@ -55,34 +55,26 @@ func (r *openRecorder) snapshot() []openEvent {
 // so far; it fails the test after d.
 func (r *openRecorder) waitFor(t testing.TB, path string, d time.Duration) []openEvent {
 	t.Helper()
-	deadline := time.After(d)
-	for {
-		r.mu.Lock()
-		for _, e := range r.events {
-			if e.path == path {
-				ev := slices.Clone(r.events)
-				r.mu.Unlock()
-				return ev
-			}
-		}
-		more := r.more
-		r.mu.Unlock()
-		select {
-		case <-more:
-		case <-deadline:
-			t.Fatalf("no open event for %s within %v; events: %v", path, d, r.snapshot())
-		}
-	}
+	return r.wait(t, d, fmt.Sprintf("an open event for %s", path), func(ev []openEvent) bool {
+		return slices.ContainsFunc(ev, func(e openEvent) bool { return e.path == path })
+	})
 }
 
 // waitN waits until n events arrived and returns them; it fails the
 // test after d.
 func (r *openRecorder) waitN(t testing.TB, n int, d time.Duration) []openEvent {
 	t.Helper()
+	return r.wait(t, d, fmt.Sprintf("%d open events", n), func(ev []openEvent) bool { return len(ev) >= n })
+}
+
+// wait returns the events once done says they are enough; it fails the
+// test (naming what it waited for) after d.
+func (r *openRecorder) wait(t testing.TB, d time.Duration, what string, done func([]openEvent) bool) []openEvent {
+	t.Helper()
 	deadline := time.After(d)
 	for {
 		r.mu.Lock()
-		if len(r.events) >= n {
+		if done(r.events) {
 			ev := slices.Clone(r.events)
 			r.mu.Unlock()
 			return ev
@@ -92,7 +84,7 @@ func (r *openRecorder) waitN(t testing.TB, n int, d time.Duration) []openEvent {
 		select {
 		case <-more:
 		case <-deadline:
-			t.Fatalf("%d open events within %v, want %d: %v", len(r.snapshot()), d, n, r.snapshot())
+			t.Fatalf("no %s within %v; events: %v", what, d, r.snapshot())
 		}
 	}
 }

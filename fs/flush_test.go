@@ -1,7 +1,6 @@
 package fs
 
 import (
-	"log"
 	"os"
 	"regexp"
 	"strings"
@@ -14,29 +13,19 @@ import (
 // (FOPEN_NOFLUSH: one round trip less per open), while a mine/ file,
 // which may have been written, is still flushed on close.
 func TestReadOnlyOpensNoFlush(t *testing.T) {
-	var buf syncBuffer
-	debugLogger = log.New(&buf, "", 0)
-	t.Cleanup(func() { debugLogger = nil })
+	buf := captureRequests(t)
 	tm := mountCopy(t, Options{NoAccessLog: true, Debug: true, PerOpen: true})
 	for _, p := range []string{"episodes/ep_000003/outcome.json", "index.jsonl", "now/state.json", "README.md", "mine/notes.md"} {
 		if _, err := os.ReadFile(tm.path(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Request log lines: `rx 52: LOOKUP n1  "README.md"  p30246`, its
-	// answer `tx 52:     OK, {n2 g0 …`, then `rx 56: OPEN n2 …`.
-	rxLookup := regexp.MustCompile(`^rx (\d+): LOOKUP n\d+\s+"([^"]+)"`)
-	txNode := regexp.MustCompile(`^tx (\d+):\s+OK, \{n(\d+) `)
+	// Request log lines: `rx 56: OPEN n2 …`, n2 named by its LOOKUP.
+	names := nodeNames(buf.String())
 	rxOp := regexp.MustCompile(`^rx \d+: (OPEN|FLUSH) n(\d+) `)
-	lookups := map[string]string{} // request id -> name
-	names := map[string]string{}   // node id -> name
 	opened, flushed := map[string]bool{}, map[string]bool{}
 	for _, l := range strings.Split(buf.String(), "\n") {
-		if m := rxLookup.FindStringSubmatch(l); m != nil {
-			lookups[m[1]] = m[2]
-		} else if m := txNode.FindStringSubmatch(l); m != nil && lookups[m[1]] != "" {
-			names[m[2]] = lookups[m[1]]
-		} else if m := rxOp.FindStringSubmatch(l); m != nil {
+		if m := rxOp.FindStringSubmatch(l); m != nil {
 			if m[1] == "OPEN" {
 				opened[names[m[2]]] = true
 			} else {

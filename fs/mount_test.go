@@ -26,10 +26,12 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"log"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -265,38 +267,38 @@ func (tm *tmount) unmount() {
 	})
 }
 
+// captureRequests sends the request log of the mounts made with
+// Options.Debug to the returned buffer until the test ends.
+func captureRequests(t testing.TB) *syncBuffer {
+	buf := &syncBuffer{}
+	debugLogger = log.New(buf, "", 0)
+	t.Cleanup(func() { debugLogger = nil })
+	return buf
+}
+
+// nodeNames maps node ids to names from the LOOKUP requests and answers
+// of a go-fuse request log (`rx 52: LOOKUP n1 "README.md"`, then
+// `tx 52: OK, {n2 g0 …`).
+func nodeNames(log string) map[string]string {
+	rxLookup := regexp.MustCompile(`^rx (\d+): LOOKUP n\d+\s+"([^"]+)"`)
+	txNode := regexp.MustCompile(`^tx (\d+):\s+OK, \{n(\d+) `)
+	lookups := map[string]string{}
+	names := map[string]string{}
+	for _, l := range strings.Split(log, "\n") {
+		if m := rxLookup.FindStringSubmatch(l); m != nil {
+			lookups[m[1]] = m[2]
+		} else if m := txNode.FindStringSubmatch(l); m != nil && lookups[m[1]] != "" {
+			names[m[2]] = lookups[m[1]]
+		}
+	}
+	return names
+}
+
 // isMounted reports whether mnt is a mount point, from /proc/self/mountinfo
 // (no syscall on the mount itself, which could hang).
 func isMounted(mnt string) bool {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && unescapeMount(f[4]) == mnt {
-			return true
-		}
-	}
-	return false
-}
-
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	ok, _ := isMountPoint(mnt)
+	return ok
 }
 
 // abortConn aborts the FUSE connection of the mount with device dev
