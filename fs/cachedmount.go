@@ -53,7 +53,6 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 	mo.FsName = "mfm:" + m.store.Path(name)
 	mo.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
 	mo.EnableLocks = false // locks of read-only files are the kernel's own
-	mo.Options = append([]string(nil), outer.Options...)
 	opts := &gofs.Options{MountOptions: mo, NullPermissions: true}
 	srv, err := fuse.NewServer(gofs.NewNodeFS(root, opts), mnt, &opts.MountOptions)
 	if err != nil {
@@ -82,29 +81,24 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 // ("episodes/ep_000001/action.json"), also for a node of episodes/'s or
 // previous/'s own mount.
 func (m *mfs) storePath(n *gofs.Inode) string {
-	p := n.Path(nil)
-	if m.cached {
-		switch n.Root() {
-		case m.cachedRoots[0]:
-			return path.Join(episodes.EpisodesDir, p)
-		case m.cachedRoots[1]:
-			return path.Join(episodes.PreviousDir, p)
-		}
-	}
-	return p
+	return path.Join(m.cachedMountOf(n), n.Path(nil))
 }
 
 // inCachedTree reports whether n belongs to one of the mounts read
 // through the kernel's cache (no opens: READ comes without a handle).
-func (m *mfs) inCachedTree(n *gofs.Inode) bool {
+func (m *mfs) inCachedTree(n *gofs.Inode) bool { return m.cachedMountOf(n) != "" }
+
+// cachedMountOf is the name of the mount of its own that n belongs to
+// (episodes or previous), or "" for the store's mount.
+func (m *mfs) cachedMountOf(n *gofs.Inode) string {
 	if !m.cached {
-		return false
+		return ""
 	}
-	r := n.Root()
-	for _, c := range m.cachedRoots {
-		if c == r {
-			return true
-		}
+	switch n.Root() {
+	case m.episodes.EmbeddedInode():
+		return episodes.EpisodesDir
+	case m.previous.EmbeddedInode():
+		return episodes.PreviousDir
 	}
-	return false
+	return ""
 }

@@ -10,8 +10,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
-
-	"github.com/mfm-project/mfm/episodes"
 )
 
 // mineNode is the read-write pass-through onto store/mine/: go-fuse's
@@ -79,12 +77,12 @@ func (n *mineNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 }
 
 func (n *mineNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	n.m.access.record(ctx, "/"+path.Join(episodes.MineDir, n.mineRel()), "note")
+	n.m.access.record(ctx, "/"+n.Path(nil), "note")
 	return n.LoopbackNode.Open(ctx, flags)
 }
 
 func (n *mineNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	n.m.access.record(ctx, "/"+path.Join(episodes.MineDir, n.mineRel(), name), "note-write")
+	n.m.access.record(ctx, "/"+path.Join(n.Path(nil), name), "note-write")
 	return n.LoopbackNode.Create(ctx, name, flags, mode, out)
 }
 

@@ -85,11 +85,10 @@ type mfs struct {
 	virtualReads atomic.Int64
 
 	// cached: episodes/ and previous/ are mounts of their own, read
-	// through the kernel's cache (Options.PerOpen off, as root); their
-	// trees (the roots of those mounts) are cachedRoots.
-	cached      bool
-	cachedRoots []*gofs.Inode
-	previous    *vdir // previous/'s tree
+	// through the kernel's cache (Options.PerOpen off, as root), whose
+	// trees are episodes and previous.
+	cached   bool
+	previous *vdir // previous/'s tree
 
 	rootOps    map[string]gofs.InodeEmbedder
 	root       []rootEntry // rootTable plus Hooks.Trees
@@ -164,9 +163,6 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		m.access.close()
 		m.ext.close()
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
-	}
-	if m.cached {
-		m.cachedRoots = []*gofs.Inode{m.episodes.EmbeddedInode(), m.previous.EmbeddedInode()}
 	}
 
 	mo := fuse.MountOptions{

@@ -59,11 +59,6 @@ func (d *vdir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if errno != 0 {
 		return nil, errno
 	}
-	if ops.EmbeddedInode().StableAttr().Ino != 0 {
-		// Already an inode (the root's persistent children).
-		ch := ops.EmbeddedInode()
-		return ch, fillEntry(ctx, ch, out)
-	}
 	ch, errno := d.m.virtualChild(ctx, &d.Inode, name, ops, mode)
 	if errno != 0 {
 		return nil, errno
