@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 )
@@ -38,7 +39,33 @@ func register(c *command) {
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()})))
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	stop := startCPUProfile(os.Getenv("MFM_CPUPROFILE"))
+	code := dispatch(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// startCPUProfile writes a CPU profile of the whole run to path (the
+// MFM_CPUPROFILE environment variable; read it with go tool pprof) and
+// returns the function that ends it. An empty path profiles nothing.
+func startCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		slog.Warn("MFM_CPUPROFILE: no profile", slog.String("path", path), slog.Any("err", err))
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			slog.Warn("MFM_CPUPROFILE: close", slog.String("path", path), slog.Any("err", err))
+		}
+	}
 }
 
 func logLevel() slog.Level {
@@ -80,7 +107,7 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nEnvironment: MFM_DEBUG=1 turns on debug logging.")
+	fmt.Fprintln(w, "\nEnvironment: MFM_DEBUG=1 turns on debug logging; MFM_CPUPROFILE=FILE writes a CPU profile of the run (go tool pprof).")
 }
 
 // newFlagSet returns a flag set for subcommand c whose -h/--help prints the
