@@ -53,6 +53,13 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 	mo.FsName = "mfm:" + m.store.Path(name)
 	mo.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
 	mo.EnableLocks = false // locks of read-only files are the kernel's own
+	// Attributes with the first batch of each listing, and with the rest
+	// when the lister stats the entries (ls -l; not ls or find): a cold
+	// `ls -l episodes/` is then a few hundred READDIRPLUS requests, not
+	// one LOOKUP per entry. Warm listings come from the kernel's cache
+	// (listing.go), so READDIRPLUS does not look everything up again.
+	mo.DisableReadDirPlus = false
+	mo.ExtraCapabilities |= fuse.CAP_READDIRPLUS_AUTO
 	opts := &gofs.Options{MountOptions: mo, NullPermissions: true}
 	srv, err := fuse.NewServer(gofs.NewNodeFS(root, opts), mnt, &opts.MountOptions)
 	if err != nil {

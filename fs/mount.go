@@ -70,6 +70,7 @@ type Server struct {
 
 // mfs is the state shared by every node of one mount.
 type mfs struct {
+	listMu  sync.Mutex // guards roNode.listed
 	store   *episodes.Store
 	opt     Options
 	log     *slog.Logger

@@ -44,6 +44,7 @@ type roNode struct {
 	kind     string        // access-log kind for files below ("episode", "note")
 	childTTL time.Duration // timeout handed to children
 	life     string        // the root of previous/life_N: "previous/life_N/"; else ""
+	listed   *dirStamp     // the version of this directory the kernel may have cached (listing.go); guarded by m.listMu
 }
 
 var (
@@ -184,7 +185,11 @@ func (n *roNode) accessKind(path string) string { return kindOfPath(path, n.kind
 
 func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	n.m.access.record(ctx, "/"+n.m.storePath(&n.Inode), "list")
+	cache, stamp := n.listingFlags()
 	fh, fl, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
+	if errno == 0 && stamp != nil {
+		fh, fl = &listedDir{inner: fh, n: n, stamp: stamp}, fl|cache
+	}
 	if errno == 0 && n.m.opt.Hooks.CitedBy != nil && n.episodeDirRel() != "" {
 		fh = &citedByDir{inner: fh, ino: virtualIno(n.StableAttr().Ino, citedByName)}
 	}
