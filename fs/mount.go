@@ -29,8 +29,11 @@ type Options struct {
 	Debug bool
 	// Logger receives the daemon's diagnostics; nil means slog.Default().
 	Logger *slog.Logger
-	// ReadDirPlus keeps the kernel's READDIRPLUS (attributes with each
-	// listed entry). Off by default: see docs/MOUNT.md for measurements.
+	// ReadDirPlus negotiates READDIRPLUS_AUTO (attributes with the
+	// listed entries when the lister stats them) on the store's mount,
+	// where episodes/ is with PerOpen. The mounts of episodes/ and
+	// previous/ of their own always have it. Off by default: see
+	// docs/MOUNT.md for measurements.
 	ReadDirPlus bool
 	// RenderTimeout bounds one view render or query; 0 means 10 s.
 	RenderTimeout time.Duration

@@ -29,7 +29,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	storeDir := fl.String("store", "", "store directory (required)")
 	readOnly := fl.Bool("read-only", false, "make mine/ read-only too (memory frozen for evaluation runs)")
 	debug := fl.Bool("debug", false, "log every FUSE request")
-	readDirPlus := fl.Bool("readdirplus", false, "send attributes with listings when the lister stats the entries (READDIRPLUS_AUTO; see docs/MOUNT.md)")
+	readDirPlus := fl.Bool("readdirplus", false, "send attributes with listings when the lister stats the entries (READDIRPLUS_AUTO) on the store's mount too: mine/, q/ and, with --per-open or without root, episodes/; episodes/ and previous/ on mounts of their own always do (see docs/MOUNT.md)")
 	perOpen := fl.Bool("per-open", false, "serve episodes/ and previous/ with an OPEN per opened file (kernel passthrough) instead of as mounts of their own read through the kernel's cache; always so without root (see docs/MOUNT.md)")
 	noAccess := fl.Bool("no-access-log", false, "do not write store/.mfm/access.jsonl")
 	timeout := fl.Duration("render-timeout", 10*time.Second, "upper bound for one query or view render")
