@@ -9,9 +9,9 @@
 // store's mount (cachedmount.go): read-only superblocks that never see an
 // open, read through the kernel's page cache, whose opens reach the
 // access log through fanotify (fanotify.go), and whose listings the
-// kernel keeps while a directory is unchanged (listing.go). Options.PerOpen (always
-// without root) serves them from the store's mount, with an OPEN per
-// opened file.
+// kernel keeps while a directory is unchanged (listing.go).
+// Options.PerOpen (always without root) serves them from the store's
+// mount, with an OPEN per opened file.
 //
 // Logic that is not FUSE-specific (README generation, store statistics,
 // the access log, the error log) is plain functions and types that tests
