@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/mfm-project/mfm/episodes"
 )
@@ -79,34 +81,111 @@ type Resolved struct {
 	Missing string `json:"missing,omitempty"`
 }
 
+// lifeIndex is what resolving a citation needs of one life's index:
+// its episode ids and the steps each covers, in index order.
 type lifeIndex struct {
-	life episodes.Life
-	ids  map[string]bool
-	rows []episodes.Row
+	life   episodes.Life
+	ids    map[string]struct{}
+	ranges []stepRange
 }
 
-func loadLives(s *episodes.Store) (map[int]*lifeIndex, int, error) {
-	lives, err := s.Lives()
+type stepRange struct {
+	first, last int64
+	id          string
+}
+
+func (li *lifeIndex) add(r episodes.Row) {
+	li.ids[r.ID] = struct{}{}
+	li.ranges = append(li.ranges, stepRange{first: r.FirstStep, last: r.LastStep, id: r.ID})
+}
+
+// Resolver resolves the citations of mine/ against the store's indexes.
+// It keeps what it read of each life's index.jsonl and, since indexes
+// only grow, reads at the next call only the rows appended since; an
+// index that was replaced or shrank, or a new life, is read whole.
+// mine/ is scanned at every call (it is small). The first call on a
+// store with a 1M-row index reads it all (seconds); the next ones cost
+// a stat per life and the scan of mine/. Safe for concurrent use; the
+// zero value is not usable: set Store.
+type Resolver struct {
+	Store *episodes.Store
+
+	mu    sync.Mutex
+	lives map[string]*lifeCache // by index path
+}
+
+// lifeCache is one life's index as far as the Resolver read it.
+type lifeCache struct {
+	ino    uint64
+	size   int64 // size of the file when readTo was reached
+	readTo int64 // offset after the last complete line read
+	li     *lifeIndex
+}
+
+// load returns the current index of every life and the current life's
+// number, reading what changed since the last call.
+func (rs *Resolver) load() (map[int]*lifeIndex, int, error) {
+	lives, err := rs.Store.Lives()
 	if err != nil {
 		return nil, 0, err
 	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.lives == nil {
+		rs.lives = map[string]*lifeCache{}
+	}
 	out := map[int]*lifeIndex{}
 	cur := 0
+	seen := map[string]bool{}
 	for _, l := range lives {
-		rows, err := l.AllRows()
+		p := l.IndexPath()
+		seen[p] = true
+		c, err := rs.refresh(rs.lives[p], l)
 		if err != nil {
 			return nil, 0, fmt.Errorf("citations: life %d: %w", l.N, err)
 		}
-		li := &lifeIndex{life: l, ids: map[string]bool{}, rows: rows}
-		for _, r := range rows {
-			li.ids[r.ID] = true
-		}
-		out[l.N] = li
+		rs.lives[p] = c
+		out[l.N] = c.li
 		if l.Current {
 			cur = l.N
 		}
 	}
+	for p := range rs.lives {
+		if !seen[p] {
+			delete(rs.lives, p)
+		}
+	}
 	return out, cur, nil
+}
+
+// refresh brings c (nil: nothing read yet) up to date with life l's index.
+func (rs *Resolver) refresh(c *lifeCache, l episodes.Life) (*lifeCache, error) {
+	p := l.IndexPath()
+	var ino uint64
+	var size int64
+	if fi, err := os.Stat(p); err == nil {
+		size = fi.Size()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			ino = st.Ino
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	if c == nil || c.ino != ino || size < c.size || c.li.life != l {
+		c = &lifeCache{ino: ino, li: &lifeIndex{life: l, ids: map[string]struct{}{}}}
+	}
+	if size == c.size && c.readTo > 0 {
+		return c, nil
+	}
+	to, err := episodes.ReadRows(p, c.readTo, func(r episodes.Row, _ episodes.Line) error {
+		c.li.add(r)
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.readTo, c.size = to, size
+	return c, nil
 }
 
 func dirOf(li *lifeIndex, id string) string {
@@ -116,9 +195,16 @@ func dirOf(li *lifeIndex, id string) string {
 	return fmt.Sprintf("previous/life_%d/episodes/%s", li.life.N, id)
 }
 
-// Citations scans every text file of mine/ and resolves its citations.
+// Citations scans every text file of mine/ and resolves its citations
+// (reading every life's index whole; a Resolver keeps them between calls).
 func Citations(s *episodes.Store) ([]Resolved, error) {
-	lives, cur, err := loadLives(s)
+	return (&Resolver{Store: s}).Citations()
+}
+
+// Citations scans every text file of mine/ and resolves its citations.
+func (rs *Resolver) Citations() ([]Resolved, error) {
+	s := rs.Store
+	lives, cur, err := rs.load()
 	if err != nil {
 		return nil, err
 	}
@@ -166,16 +252,16 @@ func resolve(c Citation, lives map[int]*lifeIndex, cur int) Resolved {
 		return r
 	}
 	if c.ID != "" {
-		if !li.ids[c.ID] {
+		if _, ok := li.ids[c.ID]; !ok {
 			r.Missing = fmt.Sprintf("episode %s does not exist in life %d", c.ID, n)
 			return r
 		}
 		r.Dir = dirOf(li, c.ID)
 		return r
 	}
-	for _, row := range li.rows {
-		if row.FirstStep < c.Step && c.Step <= row.LastStep || row.FirstStep == c.Step && row.LastStep == c.Step {
-			r.Dir = dirOf(li, row.ID)
+	for _, row := range li.ranges {
+		if row.first < c.Step && c.Step <= row.last || row.first == c.Step && row.last == c.Step {
+			r.Dir = dirOf(li, row.id)
 			return r
 		}
 	}
@@ -184,9 +270,15 @@ func resolve(c Citation, lives map[int]*lifeIndex, cur int) Resolved {
 }
 
 // CitedBy lists, one per line, the mine/ files citing the episode at
-// episodeDir (as fs.Hooks.CitedBy wants).
+// episodeDir (as fs.Hooks.CitedBy wants), reading every index whole.
 func CitedBy(s *episodes.Store, episodeDir string) ([]byte, error) {
-	cs, err := Citations(s)
+	return (&Resolver{Store: s}).CitedBy(episodeDir)
+}
+
+// CitedBy lists, one per line, the mine/ files citing the episode at
+// episodeDir ("episodes/ep_000012", "previous/life_1/episodes/ep_000003").
+func (rs *Resolver) CitedBy(episodeDir string) ([]byte, error) {
+	cs, err := rs.Citations()
 	if err != nil {
 		return nil, err
 	}

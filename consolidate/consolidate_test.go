@@ -216,3 +216,80 @@ func FuzzParseContext(f *testing.F) {
 		}
 	})
 }
+
+// TestResolverFollowsIndex: a Resolver reads only what was appended to an
+// index since its last call, reads a replaced index whole, and sees a
+// new note at once; its answers are those of a fresh Citations call.
+func TestResolverFollowsIndex(t *testing.T) {
+	s := constructed(t)
+	rs := &Resolver{Store: s}
+	same := func(when string) []Resolved {
+		t.Helper()
+		got, err := rs.Citations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Citations(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: resolver %+v, fresh %+v", when, got, want)
+		}
+		return got
+	}
+	dirOf99 := func(rs []Resolved) string {
+		for _, r := range rs {
+			if r.ID == "ep_000099" {
+				return r.Dir
+			}
+		}
+		return "?"
+	}
+	if d := dirOf99(same("start")); d != "" {
+		t.Fatalf("ep_000099 resolved to %q before it exists", d)
+	}
+	index := s.Path("index.jsonl")
+	cache := func() *lifeCache { return rs.lives[index] }
+	readTo := cache().readTo
+
+	// An appended row (and a torn tail, not yet a row).
+	f, err := os.OpenFile(index, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(row(99, "go_to", 0, "") + "\n" + `{"id": "ep_0001`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if d := dirOf99(same("after an append")); d != "episodes/ep_000099" {
+		t.Errorf("ep_000099 after its row was appended: %q", d)
+	}
+	if c := cache(); c.readTo <= readTo || len(c.li.ranges) != 16 {
+		t.Errorf("after an append: read to %d (was %d), %d rows; want only the new row read", c.readTo, readTo, len(c.li.ranges))
+	}
+
+	// A replaced index (a new file renamed over it) is read whole.
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := index + ".tmp"
+	if err := os.WriteFile(tmp, b[:bytes.Index(b, []byte(`{"action_kind": "go_to", "first_step": 99`))], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, index); err != nil {
+		t.Fatal(err)
+	}
+	if d := dirOf99(same("after a replace")); d != "" {
+		t.Errorf("ep_000099 after its row was dropped: %q", d)
+	}
+
+	// A new note counts at once.
+	if err := os.WriteFile(s.Path("mine", "more.md"), []byte("see ep_000007\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := rs.CitedBy("episodes/ep_000007"); err != nil || string(b) != "mine/more.md\n" {
+		t.Errorf("cited-by of ep_000007 after a new note: %q, %v", b, err)
+	}
+}

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/index"
 )
@@ -87,7 +86,7 @@ func openMountSearcher(s *episodes.Store) (index.Searcher, func()) {
 // mineCites lists mine/'s citations with their lines, for in:mine.
 func mineCites(s *episodes.Store) index.CiteFunc {
 	return func(ctx context.Context) ([]index.Cite, error) {
-		rs, err := consolidate.Citations(s)
+		rs, err := citationResolver(s).Citations()
 		if err != nil {
 			return nil, err
 		}
