@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -134,6 +135,32 @@ func TestCitedBy(t *testing.T) {
 	}
 	if _, err := os.Stat(tm.path("episodes", "ep_000003", "state", "cited-by")); err == nil {
 		t.Errorf("cited-by resolves below an episode dir")
+	}
+}
+
+// TestCitedByNotComputedByListings: listings of episode directories
+// (READDIRPLUS sends attributes with them) do not compute cited-by, whose
+// content comes from every citation and every life's index; reading it
+// does. find, ls and ls -l of episodes/ must not call the hook.
+func TestCitedByNotComputedByListings(t *testing.T) {
+	var calls atomic.Int64
+	tm := mountCopy(t, Options{Hooks: Hooks{CitedBy: func(ctx context.Context, dir string) ([]byte, error) {
+		calls.Add(1)
+		return []byte("mine/notes.md\n"), nil
+	}}})
+	for _, script := range []string{
+		"cd " + tm.mnt + " && find episodes -name action.json | wc -l",
+		"ls " + tm.path("episodes", "ep_000003"),
+		"ls -l " + tm.path("episodes"),
+		"cd " + tm.mnt + " && find episodes -name cited-by | wc -l",
+	} {
+		mustSh(t, script)
+		if n := calls.Load(); n != 0 {
+			t.Fatalf("%s: the cited-by hook ran %d times", script, n)
+		}
+	}
+	if b, err := os.ReadFile(tm.path("episodes", "ep_000003", "cited-by")); err != nil || string(b) != "mine/notes.md\n" || calls.Load() == 0 {
+		t.Errorf("cited-by: %q, %v, hook calls %d", b, err, calls.Load())
 	}
 }
 

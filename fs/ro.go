@@ -187,11 +187,11 @@ func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHand
 	n.m.access.record(ctx, "/"+n.m.storePath(&n.Inode), "list")
 	cache, stamp := n.listingFlags()
 	fh, fl, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
-	if errno == 0 && stamp != nil {
-		fh, fl = &listedDir{inner: fh, n: n, stamp: stamp}, fl|cache
-	}
 	if errno == 0 && n.m.opt.Hooks.CitedBy != nil && n.episodeDirRel() != "" {
-		fh = &citedByDir{inner: fh, ino: virtualIno(n.StableAttr().Ino, citedByName)}
+		fh = &citedByDir{inner: fh, n: n, ino: virtualIno(n.StableAttr().Ino, citedByName)}
+	}
+	if errno == 0 && stamp != nil {
+		fh, fl = &listedDir{inner: fh, n: n, stamp: stamp, names: n.inEpisode()}, fl|cache
 	}
 	return fh, fl, errno
 }
