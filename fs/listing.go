@@ -106,7 +106,7 @@ func (n *roNode) listingFlags() (uint32, *dirStamp) {
 // marks the kernel's copy as lacking attributes if there were any.
 // go-fuse calls a handle's methods one request at a time.
 type listedDir struct {
-	inner   gofs.FileHandle
+	dirStream
 	n       *roNode
 	stamp   *dirStamp
 	names   bool // inside an episode: names only, no attributes
@@ -144,11 +144,7 @@ func (d *listedDir) settle() {
 
 func (d *listedDir) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
 	d.settle()
-	r, ok := d.inner.(gofs.FileReaddirenter)
-	if !ok {
-		return nil, 0
-	}
-	e, errno := r.Readdirent(ctx)
+	e, errno := d.dirStream.Readdirent(ctx)
 	if !d.names && e != nil && e.Name != "." && e.Name != ".." && d.n.GetChild(e.Name) == nil {
 		d.pending = true
 	}
@@ -163,30 +159,14 @@ func (d *listedDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 		return nil, syscall.EAGAIN
 	}
 	d.pending = false
-	if l, ok := d.inner.(gofs.FileLookuper); ok {
+	if l, ok := d.FileHandle.(gofs.FileLookuper); ok {
 		return l.Lookup(ctx, name, out)
 	}
 	return d.n.Lookup(ctx, name, out)
 }
 
-func (d *listedDir) Seekdir(ctx context.Context, off uint64) syscall.Errno {
-	if s, ok := d.inner.(gofs.FileSeekdirer); ok {
-		return s.Seekdir(ctx, off)
-	}
-	return syscall.ENOTSUP
-}
-
-func (d *listedDir) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
-	if s, ok := d.inner.(gofs.FileFsyncdirer); ok {
-		return s.Fsyncdir(ctx, flags)
-	}
-	return syscall.ENOTSUP
-}
-
 func (d *listedDir) Releasedir(ctx context.Context, flags uint32) {
-	if r, ok := d.inner.(gofs.FileReleasedirer); ok {
-		r.Releasedir(ctx, flags)
-	}
+	d.dirStream.Releasedir(ctx, flags)
 	d.settle()
 	if d.bare > 0 {
 		d.n.m.listMu.Lock()

@@ -104,7 +104,7 @@ func (n *mineNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHa
 	n.dirMu.Lock()
 	n.dirFds = append(n.dirFds, fd)
 	n.dirMu.Unlock()
-	return &mineDir{FileHandle: fh, node: n, fd: fd}, fl, 0
+	return &mineDir{dirStream: dirStream{fh}, node: n, fd: fd}, fl, 0
 }
 
 // Getattr is the loopback's; for a directory whose path is gone while a
@@ -130,7 +130,7 @@ func (n *mineNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Att
 // mineDir is an open directory of mine/: the loopback's stream, plus the
 // O_PATH descriptor mineNode.Getattr falls back to, closed on release.
 type mineDir struct {
-	gofs.FileHandle
+	dirStream
 	node *mineNode
 	fd   int
 }
@@ -142,31 +142,8 @@ var (
 	_ = (gofs.FileReleasedirer)((*mineDir)(nil))
 )
 
-func (d *mineDir) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
-	if r, ok := d.FileHandle.(gofs.FileReaddirenter); ok {
-		return r.Readdirent(ctx)
-	}
-	return nil, 0
-}
-
-func (d *mineDir) Seekdir(ctx context.Context, off uint64) syscall.Errno {
-	if s, ok := d.FileHandle.(gofs.FileSeekdirer); ok {
-		return s.Seekdir(ctx, off)
-	}
-	return syscall.ENOTSUP
-}
-
-func (d *mineDir) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
-	if s, ok := d.FileHandle.(gofs.FileFsyncdirer); ok {
-		return s.Fsyncdir(ctx, flags)
-	}
-	return syscall.ENOTSUP
-}
-
 func (d *mineDir) Releasedir(ctx context.Context, flags uint32) {
-	if r, ok := d.FileHandle.(gofs.FileReleasedirer); ok {
-		r.Releasedir(ctx, flags)
-	}
+	d.dirStream.Releasedir(ctx, flags)
 	n := d.node
 	n.dirMu.Lock()
 	for i, fd := range n.dirFds {

@@ -191,7 +191,7 @@ func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHand
 		fh = &citedByDir{inner: fh, n: n, ino: virtualIno(n.StableAttr().Ino, citedByName)}
 	}
 	if errno == 0 && stamp != nil {
-		fh, fl = &listedDir{inner: fh, n: n, stamp: stamp, names: n.inEpisode()}, fl|cache
+		fh, fl = &listedDir{dirStream: dirStream{fh}, n: n, stamp: stamp, names: n.inEpisode()}, fl|cache
 	}
 	return fh, fl, errno
 }

@@ -433,3 +433,42 @@ func storeOwner(root string) (uint32, uint32) {
 	}
 	return 0, 0
 }
+
+// dirStream forwards the directory calls go-fuse makes on a handle
+// (listing, seeking, fsync, release) to the handle it wraps. Handles that
+// add to a listing or to its release embed it and override those calls.
+type dirStream struct{ gofs.FileHandle }
+
+var (
+	_ = (gofs.FileReaddirenter)(dirStream{})
+	_ = (gofs.FileSeekdirer)(dirStream{})
+	_ = (gofs.FileFsyncdirer)(dirStream{})
+	_ = (gofs.FileReleasedirer)(dirStream{})
+)
+
+func (d dirStream) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if r, ok := d.FileHandle.(gofs.FileReaddirenter); ok {
+		return r.Readdirent(ctx)
+	}
+	return nil, 0
+}
+
+func (d dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if s, ok := d.FileHandle.(gofs.FileSeekdirer); ok {
+		return s.Seekdir(ctx, off)
+	}
+	return syscall.ENOTSUP
+}
+
+func (d dirStream) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
+	if s, ok := d.FileHandle.(gofs.FileFsyncdirer); ok {
+		return s.Fsyncdir(ctx, flags)
+	}
+	return syscall.ENOTSUP
+}
+
+func (d dirStream) Releasedir(ctx context.Context, flags uint32) {
+	if r, ok := d.FileHandle.(gofs.FileReleasedirer); ok {
+		r.Releasedir(ctx, flags)
+	}
+}
