@@ -112,6 +112,8 @@ type listedDir struct {
 	names   bool // inside an episode: names only, no attributes
 	pending bool // the last entry listed had no node and has not been looked up
 	bare    int  // entries that went out without attributes and without a node
+	lookups int  // READDIRPLUS lookups so far
+	ahead   *statAhead
 }
 
 // inEpisode reports whether n is an episode directory or below one.
@@ -162,11 +164,23 @@ func (d *listedDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if l, ok := d.FileHandle.(gofs.FileLookuper); ok {
 		return l.Lookup(ctx, name, out)
 	}
+	if d.lookups++; d.lookups == statAheadAfter {
+		d.ahead = startStatAhead(d.n.backingPath())
+	}
+	if d.ahead != nil && name != citedByName {
+		if a, ok := d.ahead.take(name); ok {
+			d.n.m.statAheadHits.Add(1)
+			return d.n.lookupAhead(ctx, a, out), 0
+		}
+	}
 	return d.n.Lookup(ctx, name, out)
 }
 
 func (d *listedDir) Releasedir(ctx context.Context, flags uint32) {
 	d.dirStream.Releasedir(ctx, flags)
+	if d.ahead != nil {
+		d.ahead.stop()
+	}
 	d.settle()
 	if d.bare > 0 {
 		d.n.m.listMu.Lock()

@@ -123,6 +123,22 @@ func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 	return ch, 0
 }
 
+// lookupAhead is Lookup of the backing entry a.name from its stat taken
+// ahead (statahead.go): the node and attributes LoopbackNode.Lookup
+// would give, without the lstat.
+func (n *roNode) lookupAhead(ctx context.Context, a *aheadStat, out *fuse.EntryOut) *gofs.Inode {
+	out.Attr.FromStat(&a.st)
+	var ops gofs.InodeEmbedder = &gofs.LoopbackNode{RootData: n.RootData}
+	if n.RootData.NewNode != nil {
+		ops = n.RootData.NewNode(n.RootData, &n.Inode, a.name, &a.st)
+	}
+	ch := n.NewInode(ctx, ops, loopbackID(n.RootData, &a.st, &a.btime))
+	roAttr(&out.Attr)
+	out.SetEntryTimeout(n.childTTL)
+	out.SetAttrTimeout(n.childTTL)
+	return ch
+}
+
 func (n *roNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	errno := n.LoopbackNode.Getattr(ctx, f, out)
 	roAttr(&out.Attr)
