@@ -73,23 +73,23 @@ type Server struct {
 
 // mfs is the state shared by every node of one mount.
 type mfs struct {
-	listMu sync.Mutex // guards roNode.listed
-	// statAheadHits counts READDIRPLUS lookups answered from a stat
-	// taken ahead (statahead.go), for tests.
-	statAheadHits atomic.Int64
-	store         *episodes.Store
-	opt           Options
-	log           *slog.Logger
-	access        *accessLog
-	errs          *errorLog
-	stats         *statsCache
-	ext           *extensions
-	uid           uint32
-	gid           uint32
-	started       time.Time
+	listMu  sync.Mutex // guards roNode.listed
+	store   *episodes.Store
+	opt     Options
+	log     *slog.Logger
+	access  *accessLog
+	errs    *errorLog
+	stats   *statsCache
+	ext     *extensions
+	uid     uint32
+	gid     uint32
+	started time.Time
 	// virtualReads counts READ requests answered by virtual files (tests
 	// use it to see that the kernel served a cached view itself).
 	virtualReads atomic.Int64
+	// statAheadHits counts READDIRPLUS lookups answered from a stat
+	// taken ahead (statahead.go), for tests.
+	statAheadHits atomic.Int64
 
 	// cached: episodes/ and previous/ are mounts of their own, read
 	// through the kernel's cache (Options.PerOpen off, as root), whose

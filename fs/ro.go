@@ -117,10 +117,16 @@ func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 	if errno != 0 {
 		return nil, errno
 	}
+	n.childEntry(out)
+	return ch, 0
+}
+
+// childEntry makes out, the entry of a backing child, read-only with the
+// children's timeouts.
+func (n *roNode) childEntry(out *fuse.EntryOut) {
 	roAttr(&out.Attr)
 	out.SetEntryTimeout(n.childTTL)
 	out.SetAttrTimeout(n.childTTL)
-	return ch, 0
 }
 
 // lookupAhead is Lookup of the backing entry a.name from its stat taken
@@ -133,9 +139,7 @@ func (n *roNode) lookupAhead(ctx context.Context, a *aheadStat, out *fuse.EntryO
 		ops = n.RootData.NewNode(n.RootData, &n.Inode, a.name, &a.st)
 	}
 	ch := n.NewInode(ctx, ops, loopbackID(n.RootData, &a.st, &a.btime))
-	roAttr(&out.Attr)
-	out.SetEntryTimeout(n.childTTL)
-	out.SetAttrTimeout(n.childTTL)
+	n.childEntry(out)
 	return ch
 }
 
