@@ -72,10 +72,8 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 	}
 	sub := &subMount{srv: srv, mnt: mnt}
 	if m.access.on() {
-		rootIno := root.EmbeddedInode()
-		sub.opens, err = watchOpens(mnt, m.log, func(p string, pid int32) {
-			m.recordOpen(rootIno, "/"+name, p, pid)
-		})
+		rec := &mountOpens{m: m, root: root.EmbeddedInode(), prefix: "/" + name, seen: make(map[string]accessName)}
+		sub.opens, err = watchOpens(mnt, watchOptions{Log: m.log, FixedNames: true}, rec.record)
 		if err != nil {
 			_ = srv.Unmount()
 			return nil, fmt.Errorf("%s/: access log: %w (mount with --per-open or --no-access-log)", name, err)

@@ -121,10 +121,10 @@ func privateTmpfs(t testing.TB, dir string) string {
 }
 
 // startWatch starts an openWatch on mnt, closed at cleanup.
-func startWatch(t testing.TB, mnt string) (*openWatch, *openRecorder) {
+func startWatch(t testing.TB, mnt string, opts watchOptions) (*openWatch, *openRecorder) {
 	t.Helper()
 	rec := newOpenRecorder()
-	w, err := watchOpens(mnt, nil, rec.onOpen)
+	w, err := watchOpens(mnt, opts, rec.onOpen)
 	if err != nil {
 		t.Fatalf("watchOpens: %v", err)
 	}
@@ -181,7 +181,7 @@ func TestOpenWatchTmpfs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w, rec := startWatch(t, mnt)
+	w, rec := startWatch(t, mnt, watchOptions{})
 
 	var want []openEvent
 	open := func(rel string) {
@@ -217,6 +217,42 @@ func TestOpenWatchTmpfs(t *testing.T) {
 	}
 }
 
+// TestOpenWatchFixedNames: with FixedNames a file opened again is
+// reported with the path its first open gave, found by its file handle,
+// while each open of a file with two links gets the name it was opened
+// by, and other files keep their own paths.
+func TestOpenWatchFixedNames(t *testing.T) {
+	needRoot(t)
+	need(t, "cat")
+	dir := t.TempDir()
+	mnt := privateTmpfs(t, dir)
+	for p, data := range map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n", "h1": "h\n"} {
+		p = filepath.Join(mnt, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(mnt, "h1"), filepath.Join(mnt, "sub", "h2")); err != nil {
+		t.Fatal(err)
+	}
+	w, rec := startWatch(t, mnt, watchOptions{FixedNames: true})
+	var want []openEvent
+	for _, rel := range []string{"a.txt", "sub/b.txt", "a.txt", "h1", "sub/h2", "h1", "sub/b.txt", "a.txt"} {
+		_, pid := childOpen(t, "cat", filepath.Join(mnt, rel))
+		want = append(want, openEvent{"/" + rel, pid})
+	}
+	got := rec.waitN(t, len(want), 10*time.Second)
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n got %v\nwant %v", got, want)
+	}
+	if hits := w.pathHits.Load(); hits != 3 { // a.txt twice, sub/b.txt once; never h1 or sub/h2
+		t.Errorf("paths found by file handle: %d, want 3", hits)
+	}
+}
+
 // TestOpenWatchPathOf: paths come out relative to the mount ("/" for its
 // root), without readlink's " (deleted)" mark for unlinked files, and
 // files elsewhere are not under the mount.
@@ -224,7 +260,7 @@ func TestOpenWatchPathOf(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
 	mnt := privateTmpfs(t, dir)
-	w, _ := startWatch(t, mnt)
+	w, _ := startWatch(t, mnt, watchOptions{})
 	link := make([]byte, 4200)
 	pathOf := func(p string, unlink bool) (string, bool) {
 		t.Helper()
@@ -278,7 +314,7 @@ func TestOpenWatchPathOf(t *testing.T) {
 func TestOpenWatchRefuses(t *testing.T) {
 	dir := t.TempDir()
 	for _, mnt := range []string{"relative/mnt", dir} {
-		w, err := watchOpens(mnt, nil, func(string, int32) {})
+		w, err := watchOpens(mnt, watchOptions{}, func(string, int32) {})
 		if err == nil {
 			w.Close()
 			t.Errorf("watchOpens(%s) succeeded", mnt)
@@ -286,7 +322,7 @@ func TestOpenWatchRefuses(t *testing.T) {
 			t.Errorf("watchOpens(%s): error without context: %v", mnt, err)
 		}
 	}
-	if _, err := watchOpens(dir, nil, nil); err == nil {
+	if _, err := watchOpens(dir, watchOptions{}, nil); err == nil {
 		t.Error("watchOpens with nil onOpen succeeded")
 	}
 }
@@ -296,7 +332,7 @@ func TestOpenWatchRefuses(t *testing.T) {
 func TestOpenWatchUnprivileged(t *testing.T) {
 	if os.Getenv("MFM_FANOTIFY_UNPRIV") != "" {
 		mnt := os.Getenv("MFM_FANOTIFY_UNPRIV")
-		_, err := watchOpens(mnt, nil, func(string, int32) {})
+		_, err := watchOpens(mnt, watchOptions{}, func(string, int32) {})
 		if !errors.Is(err, errFanotifyUnavailable) {
 			t.Fatalf("as uid %d: watchOpens: %v, want errFanotifyUnavailable", os.Geteuid(), err)
 		}
@@ -354,7 +390,7 @@ func TestOpenWatchClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newOpenRecorder()
-	w, err := watchOpens(mnt, nil, rec.onOpen)
+	w, err := watchOpens(mnt, watchOptions{}, rec.onOpen)
 	if err != nil {
 		t.Fatalf("watchOpens: %v", err)
 	}
@@ -467,6 +503,7 @@ func (f *fanoFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno 
 func (f *fanoFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Mode = syscall.S_IFREG | 0o444
 	out.Size = uint64(len(f.data))
+	out.Nlink = 1
 	return 0
 }
 
@@ -569,15 +606,19 @@ func TestFanotifyFUSE(t *testing.T) {
 				if procs > 0 {
 					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				}
-				testFanotifyFUSE(t, noOpen)
+				for _, fixed := range []bool{false, true} {
+					t.Run(fmt.Sprintf("FixedNames=%v", fixed), func(t *testing.T) {
+						testFanotifyFUSE(t, noOpen, fixed)
+					})
+				}
 			})
 		}
 	}
 }
 
-func testFanotifyFUSE(t *testing.T, noOpen bool) {
+func testFanotifyFUSE(t *testing.T, noOpen, fixedNames bool) {
 	mnt, counts := mountFanoFS(t, noOpen)
-	w, rec := startWatch(t, mnt)
+	w, rec := startWatch(t, mnt, watchOptions{FixedNames: fixedNames})
 
 	// Each fork waits until the watcher has reported (and so closed the
 	// descriptor of) the previous open: a child forked while the
@@ -641,6 +682,16 @@ func testFanotifyFUSE(t *testing.T, noOpen bool) {
 	}
 	waitCounts(2 * 5)
 	t.Logf("%v", counts)
+	// With FixedNames the second open of each file is found by its file
+	// handle (name_to_handle_at of a FUSE file sends no request), without
+	// a readlink; the daemon's own open is skipped before either.
+	wantHits := int64(0)
+	if fixedNames {
+		wantHits = 2
+	}
+	if got := w.pathHits.Load(); got != wantHits {
+		t.Errorf("paths found by file handle: %d, want %d", got, wantHits)
+	}
 	if c := counts.snapshot(); noOpen && (c.open != 1 || c.flush < 1 || c.flush > 2 || c.release != 0 || c.read != 2) {
 		// The first OPEN got ENOSYS, so the kernel sent none after it,
 		// neither for the cats nor for the watcher's descriptors; no

@@ -617,6 +617,55 @@ func TestAccessLog(t *testing.T) {
 	}
 }
 
+// TestAccessLogRepeatedOpens: a file of an episode, a view beside it
+// and cited-by, each opened again after the 1 s in which repeats are
+// folded, get a record per open with the same path and kind. As root the
+// opens come from the fanotify watcher of episodes/' own mount, which
+// finds the second opens by file handle (watchOptions.FixedNames).
+func TestAccessLogRepeatedOpens(t *testing.T) {
+	tm := mountCopy(t, Options{Hooks: Hooks{Viewer: fakeViewer{}, CitedBy: func(ctx context.Context, dir string) ([]byte, error) {
+		return []byte("mine/notes.md  (" + dir + ")\n"), nil
+	}}})
+	want := map[string]string{
+		"/episodes/ep_000003/outcome.json": "episode",
+		"/episodes/ep_000003/image@ok.png": "view",
+		"/episodes/ep_000003/cited-by":     "cited-by",
+	}
+	open := "cd " + tm.mnt + " && cat episodes/ep_000003/outcome.json episodes/ep_000003/image@ok.png episodes/ep_000003/cited-by >/dev/null"
+	mustSh(t, open)
+	time.Sleep(1100 * time.Millisecond)
+	mustSh(t, open)
+	tm.unmount() // the watchers report what was queued before they stop
+	hits := int64(0)
+	for _, sub := range tm.srv.subs {
+		if sub.opens != nil {
+			hits += sub.opens.pathHits.Load()
+		}
+	}
+	b, err := os.ReadFile(tm.store.Path(".mfm", AccessFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]AccessRecord{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r AccessRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("bad access row %q: %v", l, err)
+		}
+		got[r.Path] = append(got[r.Path], r)
+	}
+	for p, kind := range want {
+		rs := got[p]
+		if len(rs) != 2 || rs[0].Kind != kind || rs[1].Kind != kind || rs[0].Pid == rs[1].Pid {
+			t.Errorf("access log for %s: %+v, want two records of kind %q by two processes", p, rs, kind)
+		}
+	}
+	if tm.srv.m.cached && hits != 3 {
+		t.Errorf("the watcher found %d second opens by file handle, want 3 (the same inodes again)", hits)
+	}
+	t.Logf("second opens found by file handle: %d", hits)
+}
+
 // crossesMount reports whether the operation named op moves or links a
 // file between mine/ and p while p is in episodes/ or previous/, mounts of
 // their own (Options.PerOpen off): the kernel refuses that with EXDEV
