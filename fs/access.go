@@ -110,7 +110,8 @@ type mountOpens struct {
 	// seen keeps the record's path and kind by path in the mount: the
 	// node at a path of these mounts is always of one kind (a backing
 	// file, a view, cited-by), so the walk of the tree is made once per
-	// path, not once per open (it was 2 of the watcher's 13 µs per open).
+	// path, not once per open (it was a seventh of the daemon's CPU in a
+	// scan of frames, perf).
 	seen map[string]accessName
 }
 
