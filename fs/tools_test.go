@@ -582,18 +582,10 @@ func TestAccessLog(t *testing.T) {
 	tm := mountCopy(t, Options{})
 	mustSh(t, "cd "+tm.mnt+" && cat README.md episodes/ep_000002/outcome.json index.jsonl >/dev/null && ls episodes >/dev/null && grep -q x mine/notes.md; cat .errors >/dev/null; cat now/state.json > /dev/null")
 	tm.unmount()
-	b, err := os.ReadFile(tm.store.Path(".mfm", AccessFileName))
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r AccessRecord
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("bad access row %q: %v", l, err)
-		}
+	for _, r := range accessRecords(t, tm) {
 		if _, err := time.Parse(time.RFC3339Nano, r.Time); err != nil || r.Pid == 0 {
-			t.Errorf("access row %q: time %v pid %d", l, err, r.Pid)
+			t.Errorf("access row %+v: time %v pid %d", r, err, r.Pid)
 		}
 		got[r.Path] = r.Kind
 	}
@@ -615,6 +607,25 @@ func TestAccessLog(t *testing.T) {
 			t.Errorf("access log records itself: %s", p)
 		}
 	}
+}
+
+// accessRecords reads the access log of tm's store (after unmount: then
+// everything is written), failing the test on a row that does not decode.
+func accessRecords(t *testing.T, tm *tmount) []AccessRecord {
+	t.Helper()
+	b, err := os.ReadFile(tm.store.Path(".mfm", AccessFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []AccessRecord
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r AccessRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("bad access row %q: %v", l, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
 }
 
 // TestAccessLogRepeatedOpens: a file of an episode, a view beside it
@@ -642,16 +653,8 @@ func TestAccessLogRepeatedOpens(t *testing.T) {
 			hits += sub.opens.pathHits.Load()
 		}
 	}
-	b, err := os.ReadFile(tm.store.Path(".mfm", AccessFileName))
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string][]AccessRecord{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r AccessRecord
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("bad access row %q: %v", l, err)
-		}
+	for _, r := range accessRecords(t, tm) {
 		got[r.Path] = append(got[r.Path], r)
 	}
 	for p, kind := range want {
