@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"golang.org/x/term"
+
+	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/index"
 	"github.com/mfm-project/mfm/index/episodespy"
@@ -49,12 +53,9 @@ func runQ(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	searcher, release, err := openSearcher(s, stderr)
-	if err != nil {
-		return fail(stderr, c.name, err)
-	}
+	searcher, release := openSearcher(s, stderr)
 	defer release()
-	hits, err := index.Run(context.Background(), searcher, q, mineCites(s))
+	hits, err := index.Run(context.Background(), searcher, q, (&consolidate.Resolver{Store: s}).InMine())
 	if err != nil {
 		var perr *query.Error
 		if errors.As(err, &perr) {
@@ -79,4 +80,22 @@ func runQ(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, line)
 	}
 	return 0
+}
+
+// openSearcher opens store s's cue index for mfmd q, with a progress bar
+// when stderr is a terminal; when the index cannot be used it says why on
+// stderr and returns the scan that index.OpenOrScan falls back to.
+func openSearcher(s *episodes.Store, stderr io.Writer) (index.Searcher, func()) {
+	opt := index.Options{}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		opt.Progress = stderr
+	}
+	searcher, release, why := index.OpenOrScan(context.Background(), s, opt)
+	switch {
+	case errors.Is(why, index.ErrBusy):
+		fmt.Fprintln(stderr, "mfmd: the cue index is in use by another process (a mount?); scanning index.jsonl instead")
+	case why != nil:
+		fmt.Fprintf(stderr, "mfmd: cue index unavailable (%v); scanning index.jsonl instead\n", why)
+	}
+	return searcher, release
 }

@@ -12,6 +12,9 @@ import (
 )
 
 func init() {
+	// mfmd episodes --sheet/--then-now draw with package view, not the
+	// tool's plain fallback.
+	episodesRenderer = view.NewFiles(view.DefaultLimits())
 	register(&command{
 		name:    "view",
 		summary: "render a virtual image (crop, zoom, grid, sheet, then-and-now, map) without FUSE",

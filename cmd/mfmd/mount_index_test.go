@@ -14,7 +14,7 @@ import (
 )
 
 // TestMountQueries mounts a store with the hooks mfmd mount uses while
-// another process holds its cue index (queries are answered by a scan),
+// another holder has its cue index (queries are answered by a scan),
 // waits for the mount to take the index when it is free, and reads q/
 // through the kernel: hand-counted answers, and a row appended while
 // mounted is in the very next lookup.
@@ -36,16 +36,16 @@ func TestMountQueries(t *testing.T) {
 	if err := os.WriteFile(store.Path("index.jsonl"), []byte(rows.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Another process holds the index as the mount starts (a running
-	// mfmd q, say): the mount answers by scanning, then takes the index.
+	// Another holder has the index as the mount starts (as a running
+	// mfmd q would): the mount answers by scanning, then takes the index
+	// once it is free.
 	lock := store.Path(".mfm", "cue.lock")
 	os.MkdirAll(filepath.Dir(lock), 0o755)
-	holder := exec.Command("flock", lock, "sleep", "1.5")
-	if err := holder.Start(); err != nil {
+	holder, err := episodes.TryLock(lock)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer holder.Wait()
-	time.Sleep(200 * time.Millisecond) // flock(1) holds the lock
+	defer holder.Unlock()
 	mnt := mountForTest(t, store, filepath.Join(dir, "mnt"))
 
 	read := func(q, file string) string {
@@ -59,6 +59,7 @@ func TestMountQueries(t *testing.T) {
 	if got := read("tag:stuck", "count"); got != "10\n" { // answered by a scan
 		t.Errorf("while the index is busy, q/tag:stuck/count = %q, want 10", got)
 	}
+	holder.Unlock() // empties the lock file; the mount's index writes its pid
 	owner := "pid " + strconv.Itoa(os.Getpid()) + " "
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 		if b, _ := os.ReadFile(lock); strings.HasPrefix(string(b), owner) {

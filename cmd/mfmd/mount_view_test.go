@@ -143,33 +143,6 @@ func TestMountViews(t *testing.T) {
 	}
 }
 
-// TestMountViewerStable: the kernel may cache exactly the views of
-// recorded files — frame views and sheets of episodes (this life's or an
-// earlier one's) and an earlier life's maps — never then-and-now (it
-// shows now/frame.png), views of now/, or the current life's maps.
-func TestMountViewerStable(t *testing.T) {
-	var v mountViewer
-	for rel, want := range map[string]bool{
-		"episodes/ep_000001/observation/image@crop=8,4,16,8@zoom=2.png":           true,
-		"episodes/ep_000001/frames/000003@grid.png":                               true,
-		"previous/life_1/episodes/ep_000004/observation/image@zoom=2.png":         true,
-		"episodes/ep_000001/sheet.png":                                            true,
-		"previous/life_2/map/here.txt":                                            true,
-		"previous/life_2/map/at=1,2@r=4.png":                                      true,
-		"episodes/ep_000001/observation/image@thennow.png":                        false,
-		"previous/life_1/episodes/ep_000004/observation/image@zoom=2@thennow.png": false,
-		"now/frame@zoom=2.png":                                                    false,
-		"map/here.png":                                                            false,
-		"map/at=1,2.txt":                                                          false,
-		"episodes/ep_000001/observation/image@zoom=02.png":                        false, // not canonical: an error
-		"episodes/ep_000001/observation/image.png":                                false, // not a view
-	} {
-		if got := v.Stable(rel); got != want {
-			t.Errorf("Stable(%q) = %v, want %v", rel, got, want)
-		}
-	}
-}
-
 // TestMountPreviousLifeViews: an earlier life's maps (previous/life_N/map/)
 // are drawn from that life's grid.jsonl and index.jsonl, and views beside
 // its frames render its pixels, through the real viewer and a real mount.
