@@ -6,6 +6,7 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -114,159 +115,230 @@ func Parse(s string) (*Query, error) {
 	if len(terms) == 0 {
 		return nil, &Error{Msg: "empty query (write at least one term, e.g. last:20)"}
 	}
-	q := &Query{}
-	var radius *float64
-	var radiusTerm string
-	seen := map[string]string{}
-	once := func(key, term string) error {
-		if prev, ok := seen[key]; ok {
-			return &Error{Term: term, Msg: fmt.Sprintf("%s: given twice (also %q)", key, prev)}
+	p := &parser{q: &Query{}, seen: map[string]string{}}
+	for _, t := range terms {
+		if err := p.term(t); err != nil {
+			return nil, err
 		}
-		seen[key] = term
+	}
+	return p.finish()
+}
+
+// parser is the state of one Parse: the query so far, the r: term (it
+// applies to near: wherever that stands) and the keys given once.
+type parser struct {
+	q          *Query
+	radius     *float64
+	radiusTerm string
+	seen       map[string]string // key -> the term that gave it
+}
+
+// term adds one term to the query.
+func (p *parser) term(t term) error {
+	if t.quoted {
+		toks := Tokens(t.text)
+		if len(toks) == 0 {
+			return &Error{Term: `"` + t.text + `"`, Msg: "a phrase needs at least one letter or digit"}
+		}
+		p.q.Words = append(p.q.Words, toks)
 		return nil
 	}
-	for _, t := range terms {
-		if t.quoted {
-			toks := Tokens(t.text)
-			if len(toks) == 0 {
-				return nil, &Error{Term: `"` + t.text + `"`, Msg: "a phrase needs at least one letter or digit"}
-			}
-			q.Words = append(q.Words, toks)
-			continue
+	key, val, hasKey := strings.Cut(t.text, ":")
+	if !hasKey {
+		if strings.HasPrefix(t.text, "-") {
+			return &Error{Term: t.text, Msg: "only tags can be negated (-tag:T)"}
 		}
-		key, val, hasKey := strings.Cut(t.text, ":")
-		if !hasKey {
-			if strings.HasPrefix(t.text, "-") {
-				return nil, &Error{Term: t.text, Msg: "only tags can be negated (-tag:T)"}
-			}
-			toks := Tokens(t.text)
-			if len(toks) == 0 {
-				return nil, &Error{Term: t.text, Msg: "a word needs at least one letter or digit"}
-			}
-			q.Words = append(q.Words, toks)
-			continue
+		toks := Tokens(t.text)
+		if len(toks) == 0 {
+			return &Error{Term: t.text, Msg: "a word needs at least one letter or digit"}
 		}
-		bad := func(msg string) error { return &Error{Term: t.text, Msg: msg} }
-		switch key {
-		case "tag", "-tag":
-			if val == "" || strings.ContainsAny(val, " \t") {
-				return nil, bad("tag: wants a tag name, e.g. tag:stuck")
-			}
-			if key == "tag" {
-				q.Tags = append(q.Tags, val)
-			} else {
-				q.NotTags = append(q.NotTags, val)
-			}
-		case "action":
-			if val == "" {
-				return nil, bad("action: wants an action kind, e.g. action:mine_ahead")
-			}
-			q.Actions = append(q.Actions, val)
-		case "steps":
-			if err := once("steps", t.text); err != nil {
-				return nil, err
-			}
-			a, b, ok := strings.Cut(val, "..")
-			lo, err1 := strconv.ParseInt(a, 10, 64)
-			hi, err2 := strconv.ParseInt(b, 10, 64)
-			if !ok || err1 != nil || err2 != nil || lo < 0 || lo > hi {
-				return nil, bad("steps: wants A..B with whole numbers 0 <= A <= B, e.g. steps:100..200")
-			}
-			q.Steps = &IntRange{A: lo, B: hi}
-		case "near":
-			if err := once("near", t.text); err != nil {
-				return nil, err
-			}
-			parts := strings.Split(val, ",")
-			if len(parts) != 2 && len(parts) != 3 {
-				return nil, bad("near: wants X,Z or X,Y,Z, e.g. near:-256,-138")
-			}
-			var v [3]float64
-			for i, p := range parts {
-				f, err := parseFloat(p)
-				if err != nil {
-					return nil, bad("near: coordinate " + strconv.Quote(p) + " is not a number")
-				}
-				v[i] = f
-			}
-			n := &Near{X: v[0], Z: v[1], R: DefaultRadius}
-			if len(parts) == 3 {
-				n = &Near{X: v[0], Y: v[1], Z: v[2], R: DefaultRadius, ThreeD: true}
-			}
-			q.Near = n
-		case "r":
-			if err := once("r", t.text); err != nil {
-				return nil, err
-			}
-			f, err := parseFloat(val)
-			if err != nil || f < 0 {
-				return nil, bad("r: wants a radius >= 0, e.g. r:8")
-			}
-			radius, radiusTerm = &f, t.text
-		case "y":
-			if err := once("y", t.text); err != nil {
-				return nil, err
-			}
-			r, err := parseYRange(val)
-			if err != nil {
-				return nil, bad(err.Error())
-			}
-			q.Y = r
-		case "life":
-			if err := once("life", t.text); err != nil {
-				return nil, err
-			}
-			if val == "all" {
-				q.AllLives = true
-				break
-			}
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
-				return nil, bad("life: wants a life number >= 1 or all, e.g. life:1")
-			}
-			q.Life = n
-		case "since", "until":
-			if err := once(key, t.text); err != nil {
-				return nil, err
-			}
-			tm, err := parseTime(val, key == "until")
-			if err != nil {
-				return nil, bad(key + ": wants an RFC 3339 time or a date, e.g. " + key + ":2026-12-02 or " + key + ":2026-12-02T21:05:00Z")
-			}
-			if key == "since" {
-				q.Since = tm
-			} else {
-				q.Until = tm
-			}
-		case "last":
-			if err := once("last", t.text); err != nil {
-				return nil, err
-			}
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
-				return nil, bad("last: wants a whole number >= 1, e.g. last:20")
-			}
-			q.Last = n
-		case "in":
-			if val != "mine" {
-				return nil, bad("in: accepts only in:mine")
-			}
-			if err := once("in", t.text); err != nil {
-				return nil, err
-			}
-			q.InMine = true
-		default:
-			return nil, bad("unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in:)")
-		}
+		p.q.Words = append(p.q.Words, toks)
+		return nil
 	}
-	if radius != nil {
-		if q.Near == nil {
-			return nil, &Error{Term: radiusTerm, Msg: "r: needs a near: term"}
+	parse, ok := keyedTerms[key]
+	if !ok {
+		return &Error{Term: t.text, Msg: "unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in:)"}
+	}
+	if err := parse(p, key, val, t.text); err != nil {
+		return &Error{Term: t.text, Msg: err.Error()}
+	}
+	return nil
+}
+
+// keyedTerms parse the value of each key:value term into p.q; an error
+// is the message for the term.
+var keyedTerms = map[string]func(p *parser, key, val, text string) error{
+	"tag":    (*parser).tag,
+	"-tag":   (*parser).tag,
+	"action": (*parser).action,
+	"steps":  (*parser).steps,
+	"near":   (*parser).near,
+	"r":      (*parser).r,
+	"y":      (*parser).y,
+	"life":   (*parser).life,
+	"since":  (*parser).sinceUntil,
+	"until":  (*parser).sinceUntil,
+	"last":   (*parser).last,
+	"in":     (*parser).in,
+}
+
+// once fails if key was given before.
+func (p *parser) once(key, text string) error {
+	if prev, ok := p.seen[key]; ok {
+		return fmt.Errorf("%s: given twice (also %q)", key, prev)
+	}
+	p.seen[key] = text
+	return nil
+}
+
+func (p *parser) tag(key, val, _ string) error {
+	if val == "" || strings.ContainsAny(val, " \t") {
+		return errors.New("tag: wants a tag name, e.g. tag:stuck")
+	}
+	if key == "tag" {
+		p.q.Tags = append(p.q.Tags, val)
+	} else {
+		p.q.NotTags = append(p.q.NotTags, val)
+	}
+	return nil
+}
+
+func (p *parser) action(_, val, _ string) error {
+	if val == "" {
+		return errors.New("action: wants an action kind, e.g. action:mine_ahead")
+	}
+	p.q.Actions = append(p.q.Actions, val)
+	return nil
+}
+
+func (p *parser) steps(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	a, b, ok := strings.Cut(val, "..")
+	lo, err1 := strconv.ParseInt(a, 10, 64)
+	hi, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || lo < 0 || lo > hi {
+		return errors.New("steps: wants A..B with whole numbers 0 <= A <= B, e.g. steps:100..200")
+	}
+	p.q.Steps = &IntRange{A: lo, B: hi}
+	return nil
+}
+
+func (p *parser) near(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	parts := strings.Split(val, ",")
+	if len(parts) != 2 && len(parts) != 3 {
+		return errors.New("near: wants X,Z or X,Y,Z, e.g. near:-256,-138")
+	}
+	var v [3]float64
+	for i, s := range parts {
+		f, err := parseFloat(s)
+		if err != nil {
+			return errors.New("near: coordinate " + strconv.Quote(s) + " is not a number")
 		}
-		q.Near.R = *radius
+		v[i] = f
+	}
+	p.q.Near = &Near{X: v[0], Z: v[1], R: DefaultRadius}
+	if len(parts) == 3 {
+		p.q.Near = &Near{X: v[0], Y: v[1], Z: v[2], R: DefaultRadius, ThreeD: true}
+	}
+	return nil
+}
+
+func (p *parser) r(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	f, err := parseFloat(val)
+	if err != nil || f < 0 {
+		return errors.New("r: wants a radius >= 0, e.g. r:8")
+	}
+	p.radius, p.radiusTerm = &f, text
+	return nil
+}
+
+func (p *parser) y(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	r, err := parseYRange(val)
+	if err != nil {
+		return err
+	}
+	p.q.Y = r
+	return nil
+}
+
+func (p *parser) life(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	if val == "all" {
+		p.q.AllLives = true
+		return nil
+	}
+	n, err := strconv.Atoi(val)
+	if err != nil || n < 1 {
+		return errors.New("life: wants a life number >= 1 or all, e.g. life:1")
+	}
+	p.q.Life = n
+	return nil
+}
+
+// sinceUntil parses since: and until: (a bare date as until: covers its day).
+func (p *parser) sinceUntil(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	tm, err := parseTime(val, key == "until")
+	if err != nil {
+		return errors.New(key + ": wants an RFC 3339 time or a date, e.g. " + key + ":2026-12-02 or " + key + ":2026-12-02T21:05:00Z")
+	}
+	if key == "since" {
+		p.q.Since = tm
+	} else {
+		p.q.Until = tm
+	}
+	return nil
+}
+
+func (p *parser) last(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(val)
+	if err != nil || n < 1 {
+		return errors.New("last: wants a whole number >= 1, e.g. last:20")
+	}
+	p.q.Last = n
+	return nil
+}
+
+func (p *parser) in(key, val, text string) error {
+	if val != "mine" {
+		return errors.New("in: accepts only in:mine")
+	}
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	p.q.InMine = true
+	return nil
+}
+
+// finish checks what no single term can: r: needs near:, until: after since:.
+func (p *parser) finish() (*Query, error) {
+	q := p.q
+	if p.radius != nil {
+		if q.Near == nil {
+			return nil, &Error{Term: p.radiusTerm, Msg: "r: needs a near: term"}
+		}
+		q.Near.R = *p.radius
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && q.Until.Before(q.Since) {
-		return nil, &Error{Term: seen["until"], Msg: "until: is before since:"}
+		return nil, &Error{Term: p.seen["until"], Msg: "until: is before since:"}
 	}
 	return q, nil
 }
