@@ -449,12 +449,22 @@ const maxTextEpisodeCells = 40
 // legend, for agents that read.
 func (m *mapModel) text() []byte {
 	var b strings.Builder
+	m.textHeader(&b)
+	m.textGrid(&b)
+	m.textLegend(&b)
+	m.textEpisodes(&b)
+	return []byte(b.String())
+}
+
+// textHeader says how columns and rows map to x and z, and what lies at
+// the centre.
+func (m *mapModel) textHeader(b *strings.Builder) {
 	b.WriteString(m.title + "\n")
 	dir := "-z (north) is up, z grows downwards"
 	if m.northPlusZ {
 		dir = "+z (north) is up, z grows upwards"
 	}
-	fmt.Fprintf(&b, "%dx%d blocks; x grows to the right: column c (from 0, inside the |...| border) is x=%d+c; %s: row r is z=%d%sr\n",
+	fmt.Fprintf(b, "%dx%d blocks; x grows to the right: column c (from 0, inside the |...| border) is x=%d+c; %s: row r is z=%d%sr\n",
 		m.n, m.n, m.colX(0), dir, m.rowZ(0), map[bool]string{false: "+", true: "-"}[m.northPlusZ])
 	centre := "nothing recorded"
 	if i := m.index(m.cx, m.cz); i >= 0 && m.kinds[i] != noKind {
@@ -463,7 +473,12 @@ func (m *mapModel) text() []byte {
 			centre = o
 		}
 	}
-	fmt.Fprintf(&b, "the @ is x=%d z=%d: %s\n", m.cx, m.cz, centre)
+	fmt.Fprintf(b, "the @ is x=%d z=%d: %s\n", m.cx, m.cz, centre)
+}
+
+// textGrid writes the x labels and ruler, then one line per row of
+// cells, labelled with its z.
+func (m *mapModel) textGrid(b *strings.Builder) {
 	zw := 0
 	for j := 0; j < m.n; j++ {
 		zw = max(zw, len(strconv.Itoa(m.rowZ(j))))
@@ -494,19 +509,23 @@ func (m *mapModel) text() []byte {
 		for c := 0; c < m.n; c++ {
 			row[c] = m.charAt(j*m.n + c)
 		}
-		fmt.Fprintf(&b, "%-*s |%s|\n", zw+2, "z="+strconv.Itoa(m.rowZ(j)), row)
+		fmt.Fprintf(b, "%-*s |%s|\n", zw+2, "z="+strconv.Itoa(m.rowZ(j)), row)
 	}
+}
+
+// textLegend names each character and counts the cells of each kind.
+func (m *mapModel) textLegend(b *strings.Builder) {
 	b.WriteString("legend: @ centre  * episode position (walked or nothing else recorded)")
 	for _, name := range m.legendKinds() {
 		k := kindOf(kindIndex(name))
-		fmt.Fprintf(&b, "  %c %s", k.char, name)
+		fmt.Fprintf(b, "  %c %s", k.char, name)
 	}
 	b.WriteString("  (space) nothing recorded\n")
 	b.WriteString("cells:")
 	any := false
 	for _, name := range m.legendKinds() {
 		if n := m.counts[name]; n > 0 {
-			fmt.Fprintf(&b, " %s %d", name, n)
+			fmt.Fprintf(b, " %s %d", name, n)
 			any = true
 		}
 	}
@@ -514,10 +533,14 @@ func (m *mapModel) text() []byte {
 		b.WriteString(" none recorded here")
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "episode positions (index rows) in view: %d cell(s)\n", len(m.epOrder))
+}
+
+// textEpisodes lists the episodes whose positions are in view, by cell.
+func (m *mapModel) textEpisodes(b *strings.Builder) {
+	fmt.Fprintf(b, "episode positions (index rows) in view: %d cell(s)\n", len(m.epOrder))
 	for k, i := range m.epOrder {
 		if k == maxTextEpisodeCells {
-			fmt.Fprintf(&b, "  ... %d more cell(s): use a smaller r= or map/at=X,Z\n", len(m.epOrder)-k)
+			fmt.Fprintf(b, "  ... %d more cell(s): use a smaller r= or map/at=X,Z\n", len(m.epOrder)-k)
 			break
 		}
 		ids := m.eps[i]
@@ -526,9 +549,8 @@ func (m *mapModel) text() []byte {
 			more = fmt.Sprintf(" (+%d more)", len(ids)-6)
 			ids = ids[:6]
 		}
-		fmt.Fprintf(&b, "  x=%d z=%d: %s%s\n", m.colX(i%m.n), m.rowZ(i/m.n), strings.Join(ids, " "), more)
+		fmt.Fprintf(b, "  x=%d z=%d: %s%s\n", m.colX(i%m.n), m.rowZ(i/m.n), strings.Join(ids, " "), more)
 	}
-	return []byte(b.String())
 }
 
 func floorMod(a, b int) int { return ((a % b) + b) % b }
@@ -560,47 +582,84 @@ func (m *mapModel) origin() (ml, mt int) {
 // labels along the top (x) and left (z), a north arrow, a scale bar and a
 // legend with the number of cells of each kind.
 func (m *mapModel) image(cell int, lim *Limits) (*image.NRGBA, error) {
-	side := m.n * cell
-	ml, mt := m.origin()
+	entries := m.legendEntries()
+	l := m.layout(cell, entries)
+	if err := checkOut(l.w, l.h, lim); err != nil {
+		return nil, fmt.Errorf("map: %w (use a smaller r= or cell=)", err)
+	}
+	dst := image.NewNRGBA(image.Rect(0, 0, l.w, l.h))
+	fill(dst, dst.Rect, colMapFrame)
+	drawText(dst, mapPad, gap+padText, fitText(m.title, l.w-2*mapPad), colMapInk)
+	m.drawCells(dst, l)
+	m.drawCoordinates(dst, l)
+	m.drawNorthArrow(dst, l)
+	drawScaleBar(dst, l)
+	drawLegend(dst, l, entries)
+	return dst, nil
+}
+
+// mapLayout places the parts of an image map.
+type mapLayout struct {
+	cell   int // pixels per block
+	side   int // the cells' width and height
+	ml, mt int // the cells' top-left corner
+	w, h   int // the image
+	mapH   int // the height the cells and the north arrow take
+	tick   int // blocks between x labels, and the scale bar's length
+	scaleY int // the scale bar's top
+}
+
+// Image map parts: legend swatch size, scale bar height.
+const mapSwatch, mapScaleH = 10, lineH + 8
+
+func (m *mapModel) layout(cell int, entries []legendEntry) mapLayout {
+	l := mapLayout{cell: cell, side: m.n * cell}
+	l.ml, l.mt = m.origin()
 	xw := 0
 	for c := 0; c < m.n; c++ {
 		xw = max(xw, textWidth(strconv.Itoa(m.colX(c))))
 	}
-	const pad, arrowW = mapPad, mapArrowW
-	w := max(ml+side+arrowW+pad, 420, textWidth(m.title)+2*pad)
-	// The legend: swatch, name and count per entry, wrapped to the width.
-	type entry struct {
-		col  color.NRGBA
-		text string
-		mark int // 0 swatch, 1 episode dot, 2 centre box
-	}
-	var entries []entry
-	for _, name := range m.legendKinds() {
-		entries = append(entries, entry{kindOf(kindIndex(name)).col, fmt.Sprintf("%s %d", name, m.counts[name]), 0})
-	}
-	entries = append(entries, entry{colMapEp, fmt.Sprintf("episode position %d", countEps(m.eps)), 1},
-		entry{colMapCentre, "centre", 2})
-	const sw = 10
-	lines, x := 1, pad
+	l.tick = mapTickStep(cell, max(40, xw+8))
+	l.w = max(l.ml+l.side+mapArrowW+mapPad, 420, textWidth(m.title)+2*mapPad)
+	lines, x := 1, mapPad
 	for _, e := range entries {
-		ew := sw + 4 + textWidth(e.text) + 12
-		if x+ew > w-pad && x > pad {
+		ew := e.width()
+		if x+ew > l.w-mapPad && x > mapPad {
 			lines++
-			x = pad
+			x = mapPad
 		}
 		x += ew
 	}
-	scaleH := lineH + 8
-	mapH := max(side, 50) // room for the north arrow
-	h := mt + mapH + 8 + scaleH + lines*(lineH+4) + pad
-	if err := checkOut(w, h, lim); err != nil {
-		return nil, fmt.Errorf("map: %w (use a smaller r= or cell=)", err)
-	}
-	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
-	fill(dst, dst.Rect, colMapFrame)
-	drawText(dst, pad, gap+padText, fitText(m.title, w-2*pad), colMapInk)
+	l.mapH = max(l.side, 50) // room for the north arrow
+	l.scaleY = l.mt + l.mapH + 8
+	l.h = l.scaleY + mapScaleH + lines*(lineH+4) + mapPad
+	return l
+}
 
-	// Cells.
+// legendEntry is one entry of an image map's legend.
+type legendEntry struct {
+	col  color.NRGBA
+	text string
+	mark int // 0 swatch, 1 episode dot, 2 centre box
+}
+
+func (e legendEntry) width() int { return mapSwatch + 4 + textWidth(e.text) + 12 }
+
+// legendEntries are the kinds with their counts, then episode positions
+// and the centre.
+func (m *mapModel) legendEntries() []legendEntry {
+	var entries []legendEntry
+	for _, name := range m.legendKinds() {
+		entries = append(entries, legendEntry{kindOf(kindIndex(name)).col, fmt.Sprintf("%s %d", name, m.counts[name]), 0})
+	}
+	return append(entries, legendEntry{colMapEp, fmt.Sprintf("episode position %d", countEps(m.eps)), 1},
+		legendEntry{colMapCentre, "centre", 2})
+}
+
+// drawCells draws each cell's kind, a grid when cells are large enough,
+// episode positions as dots and a box around the centre.
+func (m *mapModel) drawCells(dst *image.NRGBA, l mapLayout) {
+	ml, mt, cell, side := l.ml, l.mt, l.cell, l.side
 	area := image.Rect(ml, mt, ml+side, mt+side)
 	fill(dst, area, colMapBG)
 	for i, k := range m.kinds {
@@ -626,15 +685,18 @@ func (m *mapModel) image(cell int, lim *Limits) (*image.NRGBA, error) {
 		c, j := i%m.n, i/m.n
 		outline(dst, image.Rect(ml+c*cell-2, mt+j*cell-2, ml+(c+1)*cell+2, mt+(j+1)*cell+2).Intersect(area.Inset(-2)), 2, colMapCentre)
 	}
+}
 
-	// Coordinates: x along the top, z down the left, every tick blocks.
-	tick := mapTickStep(cell, max(40, xw+8))
+// drawCoordinates labels x along the top, every tick blocks, and z down
+// the left.
+func (m *mapModel) drawCoordinates(dst *image.NRGBA, l mapLayout) {
+	ml, mt, cell := l.ml, l.mt, l.cell
 	for c := 0; c < m.n; c++ {
-		if x := m.colX(c); floorMod(x, tick) == 0 {
+		if x := m.colX(c); floorMod(x, l.tick) == 0 {
 			cxp := ml + c*cell + cell/2
 			fill(dst, image.Rect(cxp, mt-4, cxp+1, mt), colMapInk)
 			s := strconv.Itoa(x)
-			lx := min(max(cxp-textWidth(s)/2, 0), w-textWidth(s))
+			lx := min(max(cxp-textWidth(s)/2, 0), l.w-textWidth(s))
 			drawText(dst, lx, mt-5-lineH, s, colMapInk)
 		}
 	}
@@ -644,40 +706,47 @@ func (m *mapModel) image(cell int, lim *Limits) (*image.NRGBA, error) {
 			cyp := mt + j*cell + cell/2
 			fill(dst, image.Rect(ml-4, cyp, ml, cyp+1), colMapInk)
 			s := strconv.Itoa(z)
-			drawText(dst, ml-5-textWidth(s), min(max(cyp-lineH/2, mt-2), h-lineH), s, colMapInk)
+			drawText(dst, ml-5-textWidth(s), min(max(cyp-lineH/2, mt-2), l.h-lineH), s, colMapInk)
 		}
 	}
-	drawText(dst, pad, mt-5-lineH, "x", colMapInk)
+	drawText(dst, mapPad, mt-5-lineH, "x", colMapInk)
+}
 
-	// North arrow, right of the map.
-	ax := ml + side + arrowW/2 + 2
-	drawNorth(dst, ax, mt+2)
+// drawNorthArrow draws the north arrow right of the map, naming north's
+// direction (-z or +z).
+func (m *mapModel) drawNorthArrow(dst *image.NRGBA, l mapLayout) {
+	ax := l.ml + l.side + mapArrowW/2 + 2
+	drawNorth(dst, ax, l.mt+2)
 	north := "-z"
 	if m.northPlusZ {
 		north = "+z"
 	}
-	drawText(dst, ax-textWidth(north)/2, mt+34, north, colMapInk)
+	drawText(dst, ax-textWidth(north)/2, l.mt+34, north, colMapInk)
+}
 
-	// Scale bar under the map.
-	sy := mt + mapH + 8
-	bar := tick * cell
+// drawScaleBar draws a bar of tick blocks under the map.
+func drawScaleBar(dst *image.NRGBA, l mapLayout) {
+	ml, sy := l.ml, l.scaleY
+	bar := l.tick * l.cell
 	fill(dst, image.Rect(ml, sy+4, ml+bar, sy+6), colMapInk)
 	fill(dst, image.Rect(ml, sy, ml+1, sy+10), colMapInk)
 	fill(dst, image.Rect(ml+bar-1, sy, ml+bar, sy+10), colMapInk)
 	unit := "blocks"
-	if tick == 1 {
+	if l.tick == 1 {
 		unit = "block"
 	}
-	drawText(dst, ml+bar+6, sy-1, fmt.Sprintf("%d %s (%d px per block)", tick, unit, cell), colMapInk)
+	drawText(dst, ml+bar+6, sy-1, fmt.Sprintf("%d %s (%d px per block)", l.tick, unit, l.cell), colMapInk)
+}
 
-	// Legend.
-	x, y := pad, sy+scaleH
+// drawLegend draws the entries under the scale bar, wrapped to the width.
+func drawLegend(dst *image.NRGBA, l mapLayout, entries []legendEntry) {
+	x, y := mapPad, l.scaleY+mapScaleH
 	for _, e := range entries {
-		ew := sw + 4 + textWidth(e.text) + 12
-		if x+ew > w-pad && x > pad {
-			x, y = pad, y+lineH+4
+		ew := e.width()
+		if x+ew > l.w-mapPad && x > mapPad {
+			x, y = mapPad, y+lineH+4
 		}
-		r := image.Rect(x, y+2, x+sw, y+2+sw)
+		r := image.Rect(x, y+2, x+mapSwatch, y+2+mapSwatch)
 		switch e.mark {
 		case 0:
 			fill(dst, r, e.col)
@@ -689,10 +758,9 @@ func (m *mapModel) image(cell int, lim *Limits) (*image.NRGBA, error) {
 			fill(dst, r, colMapBG)
 			outline(dst, r, 2, e.col)
 		}
-		drawText(dst, x+sw+4, y, e.text, colMapInk)
+		drawText(dst, x+mapSwatch+4, y, e.text, colMapInk)
 		x += ew
 	}
-	return dst, nil
 }
 
 func countEps(eps map[int][]string) int {
