@@ -60,64 +60,84 @@ func runArtifact(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "mfmd artifact export: want --store DIR -o A.tar")
 			return 2
 		}
-		s, err := episodes.Open(*store)
-		if err != nil {
-			return fail(stderr, "artifact", err)
-		}
-		m, err := artifact.ExportFile(s, *out, artifact.ExportOptions{Include: *include})
-		if err != nil {
-			return fail(stderr, "artifact", err)
-		}
-		fmt.Fprintf(stdout, "exported %s: include %s; %d files (%d bytes): %d in mine/, %d episodes from lives %v; source store %q: %d lives, %d episodes, %d steps\n",
-			*out, m.Include, m.Contains.Files, m.Contains.Bytes, m.Contains.Mine, m.Contains.Episodes, m.Contains.Lives, m.Source.StoreID, m.Source.Lives, m.Source.Episodes, m.Source.Steps)
-		for _, sk := range m.Skipped {
-			fmt.Fprintln(stderr, "skipped: "+sk)
-		}
-		return 0
+		return artifactExport(*store, *out, *include, stdout, stderr)
 	case "provenance":
 		if *store == "" || len(pos) != 0 {
 			fmt.Fprintln(stderr, "mfmd artifact provenance: want --store DIR")
 			return 2
 		}
-		p, err := artifact.ReadProvenance(*store)
-		if err != nil {
-			return fail(stderr, "artifact", err)
-		}
-		if *asJSON {
-			b, _ := json.MarshalIndent(p, "", " ")
-			fmt.Fprintf(stdout, "%s\n", b)
-			return 0
-		}
-		fmt.Fprint(stdout, p.Markdown())
-		return 0
+		return artifactProvenance(*store, *asJSON, stdout, stderr)
 	case "verify", "show":
 		if len(pos) != 1 {
 			fmt.Fprintf(stderr, "mfmd artifact %s: want one archive\n", sub)
 			return 2
 		}
 		if sub == "show" {
-			m, err := artifact.ReadManifest(pos[0])
-			if err != nil {
-				return fail(stderr, "artifact", err)
-			}
-			b, _ := json.MarshalIndent(m, "", " ")
-			fmt.Fprintf(stdout, "%s\n", b)
-			return 0
+			return artifactShow(pos[0], stdout, stderr)
 		}
-		rep, err := artifact.Verify(pos[0], artifact.Limits{})
-		if err != nil {
-			return fail(stderr, "artifact", err)
-		}
-		if err := rep.Err(); err != nil {
-			for _, p := range rep.Problems {
-				fmt.Fprintf(stderr, "%s: %s\n", p.Path, p.Reason)
-			}
-			return fail(stderr, "artifact", fmt.Errorf("%s: %w", pos[0], err))
-		}
-		fmt.Fprintf(stdout, "%s: ok, %d files match the manifest (manifest sha256 %s)\n", pos[0], rep.Checked, rep.ManifestSHA256)
-		return 0
+		return artifactVerify(pos[0], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "mfmd artifact: unknown subcommand %q (want export, verify, show or provenance)\n", sub)
 		return 2
 	}
+}
+
+// artifactExport writes store's artifact to out and summarises it.
+func artifactExport(store, out, include string, stdout, stderr io.Writer) int {
+	s, err := episodes.Open(store)
+	if err != nil {
+		return fail(stderr, "artifact", err)
+	}
+	m, err := artifact.ExportFile(s, out, artifact.ExportOptions{Include: include})
+	if err != nil {
+		return fail(stderr, "artifact", err)
+	}
+	fmt.Fprintf(stdout, "exported %s: include %s; %d files (%d bytes): %d in mine/, %d episodes from lives %v; source store %q: %d lives, %d episodes, %d steps\n",
+		out, m.Include, m.Contains.Files, m.Contains.Bytes, m.Contains.Mine, m.Contains.Episodes, m.Contains.Lives, m.Source.StoreID, m.Source.Lives, m.Source.Episodes, m.Source.Steps)
+	for _, sk := range m.Skipped {
+		fmt.Fprintln(stderr, "skipped: "+sk)
+	}
+	return 0
+}
+
+// artifactProvenance prints which artifact store was seeded from.
+func artifactProvenance(store string, asJSON bool, stdout, stderr io.Writer) int {
+	p, err := artifact.ReadProvenance(store)
+	if err != nil {
+		return fail(stderr, "artifact", err)
+	}
+	if asJSON {
+		b, _ := json.MarshalIndent(p, "", " ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return 0
+	}
+	fmt.Fprint(stdout, p.Markdown())
+	return 0
+}
+
+// artifactShow prints an archive's manifest.
+func artifactShow(archive string, stdout, stderr io.Writer) int {
+	m, err := artifact.ReadManifest(archive)
+	if err != nil {
+		return fail(stderr, "artifact", err)
+	}
+	b, _ := json.MarshalIndent(m, "", " ")
+	fmt.Fprintf(stdout, "%s\n", b)
+	return 0
+}
+
+// artifactVerify checks every file of an archive against its manifest.
+func artifactVerify(archive string, stdout, stderr io.Writer) int {
+	rep, err := artifact.Verify(archive, artifact.Limits{})
+	if err != nil {
+		return fail(stderr, "artifact", err)
+	}
+	if err := rep.Err(); err != nil {
+		for _, p := range rep.Problems {
+			fmt.Fprintf(stderr, "%s: %s\n", p.Path, p.Reason)
+		}
+		return fail(stderr, "artifact", fmt.Errorf("%s: %w", archive, err))
+	}
+	fmt.Fprintf(stdout, "%s: ok, %d files match the manifest (manifest sha256 %s)\n", archive, rep.Checked, rep.ManifestSHA256)
+	return 0
 }

@@ -75,7 +75,21 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "mount", err)
 	}
 	fmt.Fprintf(stderr, "mfmd: %s mounted at %s (Ctrl-C to unmount)\n", store.Root, srv.Mountpoint())
+	return serveUntilSignal(srv, stderr)
+}
 
+// mounted is what serveUntilSignal needs of a mount.
+type mounted interface {
+	Mountpoint() string
+	Wait()
+	Unmount() error
+}
+
+// serveUntilSignal serves srv until it is unmounted from outside or
+// SIGINT/SIGTERM comes; then it unmounts (retrying while busy, then
+// detaching lazily) and waits for the last open file, unless a second
+// signal comes first.
+func serveUntilSignal(srv mounted, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
