@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,8 +43,8 @@ var cellShifts = []uint{3, 6, 9}
 // distance test alone.
 const maxNearCells = 64
 
-// batchRows is how many rows one bleve batch holds (bleve.md: 500–1000 is
-// fastest; 10,000 peaked at 1.2 GB RSS).
+// batchRows is how many rows one bleve batch holds: the fastest size
+// measured, far below the sizes whose memory peaks (bench/index.md).
 const batchRows = 1000
 
 // ErrBusy is returned (wrapped) by Open when another process holds the
@@ -287,12 +288,7 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, []episodes.L
 	if x.idx == nil {
 		return 0, nil, errors.New("cue index: closed")
 	}
-	type todo struct {
-		life       episodes.Life
-		from, size int64
-	}
-	var work []todo
-	var total int64
+	var work []lifeWork
 	var lives []episodes.Life
 	for attempt := 0; ; attempt++ {
 		var err error
@@ -300,32 +296,10 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, []episodes.L
 		if err != nil {
 			return 0, nil, fmt.Errorf("cue index: %w", err)
 		}
-		work, total = work[:0], 0
-		shrank := ""
-		for _, l := range lives {
-			m := x.marks[l.N]
-			st, err := os.Stat(l.IndexPath())
-			if errors.Is(err, os.ErrNotExist) {
-				st, err = nil, nil
-			}
-			if err != nil {
-				return 0, nil, fmt.Errorf("cue index: %w", err)
-			}
-			if st != nil && st.Size() == m.Offset {
-				continue // the common case: nothing new, no read
-			}
-			size, err := completeSize(l.IndexPath())
-			if err != nil {
-				return 0, nil, fmt.Errorf("cue index: %w", err)
-			}
-			if size < m.Offset {
-				shrank = fmt.Sprintf("life %d: index.jsonl shrank from %d to %d bytes", l.N, m.Offset, size)
-				break
-			}
-			if size > m.Offset {
-				work = append(work, todo{l, m.Offset, size})
-				total += size - m.Offset
-			}
+		var shrank string
+		work, shrank, err = x.pending(lives)
+		if err != nil {
+			return 0, nil, fmt.Errorf("cue index: %w", err)
 		}
 		if shrank == "" {
 			break
@@ -339,6 +313,10 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, []episodes.L
 	}
 	if len(work) == 0 {
 		return 0, lives, nil
+	}
+	var total int64
+	for _, w := range work {
+		total += w.size - w.from
 	}
 	var bar *progressbar.ProgressBar
 	if progress != nil && total > 4<<20 {
@@ -359,6 +337,41 @@ func (x *Index) sync(ctx context.Context, progress io.Writer) (int, []episodes.L
 		}
 	}
 	return indexed, lives, nil
+}
+
+// lifeWork is a life's index.jsonl bytes [from, size) not yet indexed.
+type lifeWork struct {
+	life       episodes.Life
+	from, size int64
+}
+
+// pending lists what is new in each life past its watermark, or says
+// which life's index.jsonl shrank below it (the index must be rebuilt).
+func (x *Index) pending(lives []episodes.Life) (work []lifeWork, shrank string, err error) {
+	for _, l := range lives {
+		m := x.marks[l.N]
+		st, err := os.Stat(l.IndexPath())
+		if errors.Is(err, os.ErrNotExist) {
+			st, err = nil, nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if st != nil && st.Size() == m.Offset {
+			continue // the common case: nothing new, no read
+		}
+		size, err := completeSize(l.IndexPath())
+		if err != nil {
+			return nil, "", err
+		}
+		if size < m.Offset {
+			return nil, fmt.Sprintf("life %d: index.jsonl shrank from %d to %d bytes", l.N, m.Offset, size), nil
+		}
+		if size > m.Offset {
+			work = append(work, lifeWork{l, m.Offset, size})
+		}
+	}
+	return work, "", nil
 }
 
 // indexLife indexes life l's rows from byte offset from, in batches, each
@@ -504,9 +517,9 @@ const (
 )
 
 // docMapping indexes only what queries prefilter by, with nothing stored
-// and no doc values, _all disabled (bleve.md: the mapping choices that
-// make it fast), and text pre-tokenized with query.Tokens so an indexed
-// term is exactly what Match compares.
+// and no doc values, _all disabled (the mapping choices that make bleve
+// fast: bench/index.md), and text pre-tokenized with query.Tokens so an
+// indexed term is exactly what Match compares.
 func docMapping() mapping.IndexMapping {
 	kw := func() *mapping.FieldMapping {
 		f := bleve.NewKeywordFieldMapping()
@@ -750,13 +763,18 @@ func (x *Index) search(ctx context.Context, q *query.Query) ([]Hit, error) {
 	if !newestFirst {
 		return collect(ctx, idx, pf, q, rd, false, 0)
 	}
-	// Newest first: search the latest blocks of index.jsonl, then four
-	// times as many earlier ones, and so on, so that bleve sorts only the
-	// candidates of a recent window, not of the whole store.
+	return x.newest(ctx, idx, pf, q, rd, lives, byN)
+}
+
+// newest finds q's last q.Last matches: it searches the latest blocks of
+// index.jsonl, then four times as many earlier ones, and so on, so that
+// bleve sorts only the candidates of a recent window, not of the whole
+// store. The hits come out in chronological order.
+func (x *Index) newest(ctx context.Context, idx bleve.Index, pf bq.Query, q *query.Query, rd *rowReader, lives []episodes.Life, want map[int]episodes.Life) ([]Hit, error) {
 	x.mu.Lock()
 	var blocks []string
 	for i := len(lives) - 1; i >= 0; i-- {
-		if _, ok := byN[lives[i].N]; ok {
+		if _, ok := want[lives[i].N]; ok {
 			for b := (x.marks[lives[i].N].Offset - 1) >> blockShift; b >= 0; b-- {
 				blocks = append(blocks, blockTerm(lives[i].N, b))
 			}
@@ -773,9 +791,7 @@ func (x *Index) search(ctx context.Context, q *query.Query) ([]Hit, error) {
 		hits = append(hits, got...)
 		i = j
 	}
-	for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
-		hits[i], hits[j] = hits[j], hits[i]
-	}
+	slices.Reverse(hits)
 	return hits, nil
 }
 
@@ -894,8 +910,8 @@ func tailBudget(idx bleve.Index, q *query.Query) (budget int, ok bool) {
 }
 
 // tailCostRatio is the cost of reading and matching one row backwards
-// over that of sorting one bleve candidate (measured on 100k rows, a
-// loaded 2-core machine: 24 µs vs 0.53 µs).
+// over that of sorting one bleve candidate, as measured with bench/index.sh
+// (bench/index.md).
 const tailCostRatio = 45
 
 // maxTailRows caps the rows a backwards read may be expected to need.

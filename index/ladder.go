@@ -12,8 +12,8 @@ import (
 // range becomes a disjunction of a few buckets — wide ones in the middle,
 // narrow ones at the edges — matching a superset of the values in it that
 // is at most one finest bucket wider at each end. bleve's own numeric
-// fields index 16 terms per value and made a build 3x slower
-// (bench/index.md); a ladder indexes len(shifts).
+// fields index 16 terms per value and slow a build down (bench/index.md);
+// a ladder indexes len(shifts).
 type ladder struct {
 	field  string
 	shifts []uint // ascending, each ladderFan bits above the previous
