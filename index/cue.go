@@ -1002,10 +1002,12 @@ func readLine(f *os.File, off int64, buf []byte) ([]byte, error) {
 // and every poll interval in case events are missed (some network and
 // overlay filesystems send none); poll <= 0 means one second.
 func (x *Index) Watch(ctx context.Context, poll time.Duration) {
-	x.watch(ctx, poll, true)
+	x.watch(ctx, poll, true, nil)
 }
 
-func (x *Index) watch(ctx context.Context, poll time.Duration, notify bool) {
+// watch is Watch, with file events only when notify; listening, if not
+// nil, is called once events and polling are set up.
+func (x *Index) watch(ctx context.Context, poll time.Duration, notify bool, listening func()) {
 	if poll <= 0 {
 		poll = time.Second
 	}
@@ -1030,6 +1032,9 @@ func (x *Index) watch(ctx context.Context, poll time.Duration, notify bool) {
 	}
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	if listening != nil {
+		listening()
+	}
 	for {
 		select {
 		case <-ctx.Done():

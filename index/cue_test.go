@@ -372,9 +372,10 @@ func TestCueWatch(t *testing.T) {
 			if !notify {
 				poll = 20 * time.Millisecond
 			}
-			go x.watch(ctx, poll, notify)
 			before, _ := x.idx.DocCount()
-			time.Sleep(50 * time.Millisecond) // the watcher is listening
+			listening := make(chan struct{})
+			go x.watch(ctx, poll, notify, func() { close(listening) })
+			<-listening
 			start := time.Now()
 			appendLine(t, s, `ed"}`+"\n") // completes the torn tail
 			for time.Since(start) < 10*time.Second {

@@ -202,8 +202,9 @@ func TestGuardPool(t *testing.T) {
 	lim := DefaultLimits()
 	lim.Workers, lim.RenderTimeout = 1, 50*time.Millisecond
 	v, _ := frameStore(t, map[string][]byte{ep1 + "image.png": pngBytes(t, pattern(64, 48))}, lim)
-	go v.pool.run(context.Background(), "hold", func() ([]byte, error) { <-release; return nil, nil })
-	time.Sleep(10 * time.Millisecond)
+	held := make(chan struct{})
+	go v.pool.run(context.Background(), "hold", func() ([]byte, error) { close(held); <-release; return nil, nil })
+	<-held
 	if _, ok, err := v.View(context.Background(), ep1+"image@zoom=2.png"); !ok || !errors.Is(err, ErrBusy) {
 		t.Errorf("view with the pool full: ok=%v err=%v", ok, err)
 	}
