@@ -410,43 +410,14 @@ func Run(ctx context.Context, o *Options, env Env) (*Result, error) {
 	if o.ThenNow != nil {
 		return thenNow(ctx, o, env, root)
 	}
-	var rows []*Row
-	var err error
-	if o.Previous {
-		rows, err = previousRows(root)
-	} else {
-		rows, err = ReadIndex(root, 0)
-		if m := lifeRoot.FindStringSubmatch(o.Root); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			for _, r := range rows {
-				r.Life = n
-			}
-		}
-	}
+	rows, err := readRows(o, root)
 	if err != nil {
 		return nil, err
 	}
 	if o.SameScreen != nil {
 		return &Result{Code: 2, Stderr: "cannot read " + *o.SameScreen + ": observation hashes are recorded on KiCad runs only\n"}, nil
 	}
-	if o.Steps != nil {
-		rows = Steps(rows, o.Steps[0], o.Steps[1])
-	}
-	if o.Near != nil {
-		rows = Near(rows, o.Near[0], o.Near[1], o.Radius)
-	}
-	if o.Tag != nil {
-		rows = Tagged(rows, *o.Tag)
-	}
-	if o.Action != nil {
-		rows = SameAction(rows, *o.Action)
-	}
-	if o.Grep != nil {
-		rows = Grep(rows, *o.Grep)
-	}
-	if o.Last != nil {
-		rows = Recent(rows, *o.Last)
-	}
+	rows = filter(rows, o)
 	res := &Result{Rows: rows}
 	var out, errb strings.Builder
 	for _, r := range rows {
@@ -478,6 +449,47 @@ func Run(ctx context.Context, o *Options, env Env) (*Result, error) {
 	}
 	res.Stdout, res.Stderr = out.String(), errb.String()
 	return res, nil
+}
+
+// readRows reads the rows the options ask for: every earlier life's
+// (--previous), or the index at root, numbered with its life when root
+// is previous/life_N.
+func readRows(o *Options, root string) ([]*Row, error) {
+	if o.Previous {
+		return previousRows(root)
+	}
+	rows, err := ReadIndex(root, 0)
+	if m := lifeRoot.FindStringSubmatch(o.Root); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		for _, r := range rows {
+			r.Life = n
+		}
+	}
+	return rows, err
+}
+
+// filter applies the options' filters in the tool's order: steps, near,
+// tag, action, grep, then the most recent N.
+func filter(rows []*Row, o *Options) []*Row {
+	if o.Steps != nil {
+		rows = Steps(rows, o.Steps[0], o.Steps[1])
+	}
+	if o.Near != nil {
+		rows = Near(rows, o.Near[0], o.Near[1], o.Radius)
+	}
+	if o.Tag != nil {
+		rows = Tagged(rows, *o.Tag)
+	}
+	if o.Action != nil {
+		rows = SameAction(rows, *o.Action)
+	}
+	if o.Grep != nil {
+		rows = Grep(rows, *o.Grep)
+	}
+	if o.Last != nil {
+		rows = Recent(rows, *o.Last)
+	}
+	return rows
 }
 
 // HumanLine is the tool's line for a row (without newline).
