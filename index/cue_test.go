@@ -392,7 +392,7 @@ func TestCueWatch(t *testing.T) {
 
 func TestSwitch(t *testing.T) {
 	s := testStore(t)
-	sw := &Switch{Fallback: Scan{Store: s}}
+	sw := &searchSwitch{Fallback: Scan{Store: s}}
 	q, _ := query.Parse("tag:stuck")
 	h, err := sw.Search(context.Background(), q)
 	if err != nil || len(h) != 1 {

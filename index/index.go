@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/index/query"
@@ -173,22 +172,3 @@ func (qr *Querier) Query(ctx context.Context, s string) (rows [][]byte, dirs []s
 
 // Grammar is the query language's help text.
 func (qr *Querier) Grammar() string { return query.Grammar() }
-
-// Switch is a Searcher that answers with Fallback until Set gives it
-// another, so a mount can serve queries by Scan while its cue index is
-// still being built.
-type Switch struct {
-	Fallback Searcher
-	cur      atomic.Pointer[Searcher]
-}
-
-// Set makes s answer from now on.
-func (w *Switch) Set(s Searcher) { w.cur.Store(&s) }
-
-// Search implements Searcher.
-func (w *Switch) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
-	if s := w.cur.Load(); s != nil {
-		return (*s).Search(ctx, q)
-	}
-	return w.Fallback.Search(ctx, q)
-}

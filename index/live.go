@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -39,7 +40,7 @@ type LiveOptions struct {
 // other reason it scans for good, with a warning. Either way its answers
 // are Scan's.
 type Live struct {
-	sw     Switch
+	sw     searchSwitch
 	cancel context.CancelFunc
 	done   chan struct{}
 	ready  chan struct{}
@@ -59,7 +60,7 @@ func OpenLive(s *episodes.Store, opt LiveOptions) *Live {
 		opt.RetryMax = DefaultRetryMax
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &Live{sw: Switch{Fallback: Scan{Store: s}}, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{})}
+	l := &Live{sw: searchSwitch{Fallback: Scan{Store: s}}, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		x := openRetrying(ctx, s, opt)
@@ -135,4 +136,23 @@ func OpenOrScan(ctx context.Context, s *episodes.Store, opt Options) (sr Searche
 		return Scan{Store: s}, func() {}, err
 	}
 	return x, func() { x.Close() }, nil
+}
+
+// searchSwitch is a Searcher that answers with Fallback until Set gives
+// it another, so Live can serve queries by Scan while its cue index is
+// still being opened or built.
+type searchSwitch struct {
+	Fallback Searcher
+	cur      atomic.Pointer[Searcher]
+}
+
+// Set makes s answer from now on.
+func (w *searchSwitch) Set(s Searcher) { w.cur.Store(&s) }
+
+// Search implements Searcher.
+func (w *searchSwitch) Search(ctx context.Context, q *query.Query) ([]Hit, error) {
+	if s := w.cur.Load(); s != nil {
+		return (*s).Search(ctx, q)
+	}
+	return w.Fallback.Search(ctx, q)
 }
