@@ -1,9 +1,12 @@
 // Package index answers cue queries (package index/query) over a store's
 // index rows in every life. A Searcher finds the matching rows: Scan reads
 // index.jsonl linearly, the bleve index (Open) answers from a derived,
-// disposable index under store/.mfm/. Run adds what no searcher knows —
-// in:mine's citations — and Querier adapts it all to the mount's
-// fs.Querier (builtin types only; this package does not import fs).
+// disposable index under store/.mfm/. Live is the searcher of a
+// long-running process: Scan until the index is open, then the index,
+// kept up to date; OpenOrScan the one of a one-shot command. Run adds what
+// no searcher knows — in:mine's citations (consolidate.Resolver.InMine) —
+// and Querier adapts it all to the mount's fs.Querier (builtin types
+// only; this package does not import fs).
 package index
 
 import (
