@@ -44,7 +44,7 @@ type Cite struct {
 	Line string // the citing line's text
 }
 
-// CiteFunc lists the citations in mine/ (see consolidate.Citations).
+// CiteFunc lists the citations in mine/ (consolidate.Resolver.InMine).
 type CiteFunc func(ctx context.Context) ([]Cite, error)
 
 // Run answers q with s, applying in:mine through cites: only episodes
