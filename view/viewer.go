@@ -20,7 +20,7 @@ import (
 )
 
 // Viewer renders the views of one store. It satisfies the mount's
-// fs.Viewer (View, Sheet, Grammar). Every file it reads is opened through
+// fs.Viewer (View, Sheet, Grammar) and fs.StableViewer (Stable). Every file it reads is opened through
 // an os.Root on the store directory, so no name (and no symlink inside the
 // store) reaches outside it. It is safe for concurrent use.
 type Viewer struct {
