@@ -20,9 +20,10 @@ import (
 )
 
 // Viewer renders the views of one store. It satisfies the mount's
-// fs.Viewer (View, Sheet, Grammar) and fs.StableViewer (Stable). Every file it reads is opened through
-// an os.Root on the store directory, so no name (and no symlink inside the
-// store) reaches outside it. It is safe for concurrent use.
+// fs.Viewer (View, Sheet, Grammar) and fs.StableViewer (Stable). Every
+// file it reads is opened through an os.Root on the store directory, so
+// no name (and no symlink inside the store) reaches outside it. It is
+// safe for concurrent use.
 type Viewer struct {
 	store *episodes.Store
 	root  *os.Root
