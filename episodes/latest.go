@@ -2,6 +2,7 @@ package episodes
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,6 +31,27 @@ type LatestState struct {
 	// now/state.json.
 	Row  *Row
 	Life Life
+}
+
+// StateFile is the latest state as a state.json file holds it: the
+// file's bytes when the state is a whole file, else the end_state object
+// written in state.json's form (MarshalPyIndent, numbers as recorded), the
+// bytes the recorder writes as the next episode's state/state.json.
+func (l *LatestState) StateFile() ([]byte, error) {
+	if l.Field == "" {
+		return l.JSON, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(l.JSON))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Source, err)
+	}
+	b, err := MarshalPyIndent(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Source, err)
+	}
+	return b, nil
 }
 
 // FindLatestState returns the latest recorded state of s. The rule:
