@@ -145,29 +145,64 @@ func Export(s *episodes.Store, w io.Writer, opt ExportOptions) (*Manifest, error
 	if err != nil {
 		return nil, err
 	}
+	var q *Query
+	if inc.HasEps {
+		if q, err = ParseQuery(inc.Episodes); err != nil {
+			return nil, err
+		}
+	}
 	now := time.Now
 	if opt.Now != nil {
 		now = opt.Now
 	}
 	created := now().UTC().Truncate(time.Second)
-	m := &Manifest{Format: FormatName, Version: FormatVersion, Created: created.Format(time.RFC3339), Include: inc.String(), Files: []File{}}
-	m.Contains.Lives = []int{}
 	lives, err := s.Lives()
 	if err != nil {
 		return nil, err
 	}
+	m, err := newManifest(s, inc, created, lives)
+	if err != nil {
+		return nil, err
+	}
+	var files []source
+	if q != nil {
+		eps, temps, err := selectEpisodes(m, lives, q)
+		for _, t := range temps {
+			defer os.Remove(t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, eps...)
+	}
+	if inc.Mine {
+		fs, skipped, err := collect(s.Path(episodes.MineDir), "mine")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+		m.Skipped = append(m.Skipped, skipped...)
+	}
+	if err := m.addFiles(files); err != nil {
+		return nil, err
+	}
+	if err := writeTar(w, m, files, created); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newManifest starts the manifest of an export of s: format, creation
+// time, declaration and the source store (its id, root, provenance and
+// size), with no files yet.
+func newManifest(s *episodes.Store, inc Include, created time.Time, lives []episodes.Life) (*Manifest, error) {
+	m := &Manifest{Format: FormatName, Version: FormatVersion, Created: created.Format(time.RFC3339), Include: inc.String(), Files: []File{}}
+	m.Contains.Lives = []int{}
 	m.Source = Source{StoreID: s.Format.ID, Root: s.Root, Lives: len(lives)}
 	if len(s.Format.From) > 0 {
 		var f any
 		if json.Unmarshal(s.Format.From, &f) == nil {
 			m.Source.From = f
-		}
-	}
-	var files []source
-	var q *Query
-	if inc.HasEps {
-		if q, err = ParseQuery(inc.Episodes); err != nil {
-			return nil, err
 		}
 	}
 	for _, l := range lives {
@@ -182,62 +217,64 @@ func Export(s *episodes.Store, w io.Writer, opt ExportOptions) (*Manifest, error
 		}
 		m.Source.Steps += last
 	}
-	if q != nil {
-		picks, err := q.Select(lives)
-		if err != nil {
-			return nil, err
+	return m, nil
+}
+
+// selectEpisodes lists the files of the episodes q selects, per life
+// under lives/life_N/: each episode's directory and the selected rows,
+// verbatim, as the life's index (written to temporary files, returned so
+// the caller removes them once the tar is written). It counts them in m.
+func selectEpisodes(m *Manifest, lives []episodes.Life, q *Query) (files []source, temps []string, err error) {
+	picks, err := q.Select(lives)
+	if err != nil {
+		return nil, nil, err
+	}
+	byLife := map[int][]episodes.Row{}
+	for _, p := range picks {
+		byLife[p.Life] = append(byLife[p.Life], p.Row)
+	}
+	for _, l := range lives {
+		sel := byLife[l.N]
+		if len(sel) == 0 {
+			continue
 		}
-		byLife := map[int][]episodes.Row{}
-		for _, p := range picks {
-			byLife[p.Life] = append(byLife[p.Life], p.Row)
-		}
-		for _, l := range lives {
-			sel := byLife[l.N]
-			if len(sel) == 0 {
+		m.Contains.Lives = append(m.Contains.Lives, l.N)
+		m.Contains.Episodes += len(sel)
+		prefix := "lives/" + episodes.LifeName(l.N) + "/"
+		var idx bytes.Buffer
+		for _, r := range sel {
+			idx.Write(r.Raw)
+			idx.WriteByte('\n')
+			dir := filepath.Join(l.Root, filepath.FromSlash(r.Path))
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				m.Skipped = append(m.Skipped, prefix+r.Path+": no episode directory (index row only)")
 				continue
 			}
-			m.Contains.Lives = append(m.Contains.Lives, l.N)
-			m.Contains.Episodes += len(sel)
-			prefix := "lives/" + episodes.LifeName(l.N) + "/"
-			var idx bytes.Buffer
-			for _, r := range sel {
-				idx.Write(r.Raw)
-				idx.WriteByte('\n')
-				dir := filepath.Join(l.Root, filepath.FromSlash(r.Path))
-				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-					m.Skipped = append(m.Skipped, prefix+r.Path+": no episode directory (index row only)")
-					continue
-				}
-				fs, skipped, err := collect(dir, prefix+r.Path)
-				if err != nil {
-					return nil, err
-				}
-				files = append(files, fs...)
-				m.Skipped = append(m.Skipped, skipped...)
-			}
-			// the selected rows, verbatim, as this life's index
-			tmp, err := writeTemp(idx.Bytes())
+			fs, skipped, err := collect(dir, prefix+r.Path)
 			if err != nil {
-				return nil, err
+				return nil, temps, err
 			}
-			defer os.Remove(tmp)
-			files = append(files, source{abs: tmp, file: File{Path: prefix + episodes.IndexFileName}})
+			files = append(files, fs...)
+			m.Skipped = append(m.Skipped, skipped...)
 		}
-	}
-	if inc.Mine {
-		fs, skipped, err := collect(s.Path(episodes.MineDir), "mine")
+		tmp, err := writeTemp(idx.Bytes())
 		if err != nil {
-			return nil, err
+			return nil, temps, err
 		}
-		files = append(files, fs...)
-		m.Skipped = append(m.Skipped, skipped...)
+		temps = append(temps, tmp)
+		files = append(files, source{abs: tmp, file: File{Path: prefix + episodes.IndexFileName}})
 	}
+	return files, temps, nil
+}
+
+// addFiles sorts files by artifact path, hashes each and lists it in m.
+func (m *Manifest) addFiles(files []source) error {
 	sort.Slice(files, func(i, j int) bool { return files[i].file.Path < files[j].file.Path })
 	for i := range files {
 		f := &files[i]
 		sum, size, err := hashFile(f.abs)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		f.file.SHA256, f.file.Size = sum, size
 		m.Files = append(m.Files, f.file)
@@ -247,9 +284,15 @@ func Export(s *episodes.Store, w io.Writer, opt ExportOptions) (*Manifest, error
 			m.Contains.Mine++
 		}
 	}
+	return nil
+}
+
+// writeTar writes the manifest, then files in order, each checked
+// against its hash, as a tar with every mtime created.
+func writeTar(w io.Writer, m *Manifest, files []source, created time.Time) error {
 	mb, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mb = append(mb, '\n')
 	tw := tar.NewWriter(w)
@@ -257,10 +300,10 @@ func Export(s *episodes.Store, w io.Writer, opt ExportOptions) (*Manifest, error
 		return &tar.Header{Name: name, Size: size, Mode: mode, ModTime: created, Typeflag: tar.TypeReg, Format: tar.FormatPAX, Uname: "", Gname: ""}
 	}
 	if err := tw.WriteHeader(hdr(ManifestName, int64(len(mb)), 0o644)); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return fmt.Errorf("export: %w", err)
 	}
 	if _, err := tw.Write(mb); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return fmt.Errorf("export: %w", err)
 	}
 	for _, f := range files {
 		mode := int64(0o644)
@@ -268,16 +311,16 @@ func Export(s *episodes.Store, w io.Writer, opt ExportOptions) (*Manifest, error
 			mode = 0o755
 		}
 		if err := tw.WriteHeader(hdr(f.file.Path, f.file.Size, mode)); err != nil {
-			return nil, fmt.Errorf("export %s: %w", f.file.Path, err)
+			return fmt.Errorf("export %s: %w", f.file.Path, err)
 		}
 		if err := copyChecked(tw, f.abs, f.file); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return fmt.Errorf("export: %w", err)
 	}
-	return m, nil
+	return nil
 }
 
 // collect lists the regular files under dir as artifact paths under

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/expr-lang/expr/vm"
 	"github.com/mfm-project/mfm/episodes"
@@ -248,12 +247,15 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 			return nil, fmt.Errorf("audit: %w", err)
 		}
 		for _, r := range rows {
-			dir := filepath.Join(l.Root, filepath.FromSlash(r.Path))
-			var o map[string]any
-			if b, err := os.ReadFile(filepath.Join(dir, "outcome.json")); err == nil {
-				_ = json.Unmarshal(b, &o)
+			dir := l.RowDir(&r)
+			o, err := episodes.ReadOutcome(dir)
+			if err != nil {
+				o = &episodes.Outcome{} // the episode's outcome is not recorded
 			}
-			evs, _ := o["events"].([]any)
+			var evs []any
+			if o.Events != nil {
+				evs = anySlice(o.Events)
+			}
 			allEvents = append(allEvents, evs...)
 			mk := func(st map[string]any, step int64, withEvents bool) Sample {
 				env := map[string]any{}
@@ -281,18 +283,18 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 				}
 				return Sample{Step: step, Env: env}
 			}
-			if b, err := os.ReadFile(filepath.Join(dir, "state", "state.json")); err == nil {
-				var st map[string]any
-				if json.Unmarshal(b, &st) == nil {
-					out = append(out, mk(st, r.FirstStep, false))
+			if st, err := episodes.ReadState(dir); err == nil {
+				if fields, err := st.Fields(); err == nil {
+					out = append(out, mk(fields, r.FirstStep, false))
 				}
 			}
-			if mt, ok := o["milestone_transition"].([]any); ok {
-				for _, m := range mt {
-					addMile(m)
-				}
+			for _, m := range o.MilestoneTransition {
+				addMile(m)
 			}
-			end, _ := o["end_state"].(map[string]any)
+			var end map[string]any
+			if o.EndState != nil {
+				end, _ = o.EndState.Fields()
+			}
 			if end == nil && len(out) > 0 {
 				// the paper records no end state: the start state with this
 				// episode's events and milestones

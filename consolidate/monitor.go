@@ -7,12 +7,9 @@
 package consolidate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -79,45 +76,6 @@ type rowExtra struct {
 	InventoryDelta map[string]int `json:"inventory_delta"`
 }
 
-type outcomeFile struct {
-	Moved          *float64       `json:"moved"`
-	InventoryDelta map[string]int `json:"inventory_delta"`
-	Milestones     []string       `json:"milestone_transition"`
-	Notes          []string       `json:"notes"`
-	Events         []string       `json:"events"`
-	Tags           []string       `json:"tags"`
-	EndState       *stateFile     `json:"end_state"`
-}
-
-// actionFile is the part of an episode's action.json the Monitor reads:
-// the call's arguments, which may name the item it aimed at.
-type actionFile struct {
-	Entry struct {
-		Args map[string]any `json:"args"`
-	} `json:"entry"`
-}
-
-// stateFile is the part of a recorded state (state/state.json, a
-// steps.jsonl row's state, outcome.json's end_state) the Monitor compares.
-type stateFile struct {
-	Goals struct {
-		Next string `json:"next"`
-	} `json:"goals"`
-	Inventory map[string]int `json:"inventory"`
-	Pos       *posFile       `json:"pos"`
-	Mainhand  *string        `json:"mainhand"`
-	GUIOpen   *bool          `json:"gui_open"`
-}
-
-type posFile struct {
-	X, Y, Z    float64
-	Yaw, Pitch *float64
-}
-
-type stepRow struct {
-	State *stateFile `json:"state"`
-}
-
 // Changes a Feedback lists in Changed: what the recorded state shows moved.
 const (
 	ChangePosition  = "position"  // moved, or got, ≥ 0.5 blocks from the start
@@ -160,16 +118,16 @@ func Monitor(s *episodes.Store, cfg Config) ([]Feedback, error) {
 		}
 		// Start states, read once: an episode's end is the next one's start
 		// when it records no end state of its own.
-		starts := make([]*stateFile, len(rows))
-		for i, r := range rows {
-			starts[i] = readState(filepath.Join(l.Root, filepath.FromSlash(r.Path), "state", "state.json"))
+		starts := make([]*episodes.State, len(rows))
+		for i := range rows {
+			starts[i], _ = episodes.ReadState(l.RowDir(&rows[i])) // nil when absent or malformed
 		}
 		for i, r := range rows {
 			if r.Kind == "initial" {
 				continue
 			}
 			var next *episodes.Row
-			var nextStart *stateFile
+			var nextStart *episodes.State
 			if i+1 < len(rows) {
 				next, nextStart = &rows[i+1], starts[i+1]
 			}
@@ -179,36 +137,74 @@ func Monitor(s *episodes.Store, cfg Config) ([]Feedback, error) {
 	return out, nil
 }
 
-func readState(path string) *stateFile {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var st stateFile
-	if json.Unmarshal(b, &st) != nil {
-		return nil
-	}
-	return &st
-}
-
 // readSteps returns the states of an episode's steps.jsonl (nil if absent).
-func readSteps(path string) []*stateFile {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var out []*stateFile
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		var sr stepRow
-		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &sr) != nil || sr.State == nil {
-			continue // a torn or foreign line
+func readSteps(dir string) []*episodes.State {
+	var out []*episodes.State
+	_ = episodes.ScanSteps(dir, func(s episodes.Step) error {
+		if s.State != nil {
+			out = append(out, s.State)
 		}
-		out = append(out, sr.State)
-	}
+		return nil
+	}, nil) // a malformed or foreign line is skipped
 	return out
 }
 
-func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episodes.Row, nextStart *stateFile, cfg Config) Feedback {
+// feedbackOf derives the feedback of episode r from its row, its files,
+// its start state and the next episode (whose start is r's end when r
+// records none).
+func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *episodes.Row, nextStart *episodes.State, cfg Config) Feedback {
+	dir := l.RowDir(&r)
+	oc, err := episodes.ReadOutcome(dir)
+	haveOutcome := err == nil
+	if !haveOutcome {
+		oc = &episodes.Outcome{}
+	}
+	f := recordedFeedback(l, r, start, oc)
+	if oc.Moved == nil && next != nil {
+		f.Moved = math.Round(math.Hypot(next.X-r.X, next.Z-r.Z)*100) / 100
+	}
+	tr := traceOf(r, start, oc.EndState, readSteps(dir), next, nextStart)
+	f.Changed = changesOf(f, r, oc, tr)
+
+	// The call's own notes (not another procedure's or the governor's):
+	// do they say it failed its aim, and which items do they name as
+	// collected? Its arguments name what it aimed at.
+	own := ownNotes(f.Call, append([]string{r.Note}, oc.Notes...))
+	f.AimFailed = aimFailure(own)
+	var args map[string]any
+	if a, err := episodes.ReadAction(dir); err == nil {
+		args = a.Entry.Args
+	}
+	f.Aimed = aimedItems(args, own)
+	f.AimKnown = len(args) > 0 || len(own) > 0
+
+	tags := append(append([]string(nil), r.Tags...), oc.Tags...)
+	text := strings.ToLower(r.Note + " " + strings.Join(r.Events, " "))
+	if haveOutcome {
+		text += " " + strings.ToLower(strings.Join(oc.Notes, " ")+" "+strings.Join(oc.Events, " "))
+	}
+	f.GUIOpen = contains(tags, "gui")
+	f.Failure = failureOf(f, tags, text)
+	gain, dv := 0, 0.0
+	for _, v := range f.InvDelta {
+		gain += max(v, 0)
+		dv += math.Abs(float64(v))
+	}
+	f.Verified = len(f.Milestones) > 0 || gain > 0 && f.AimFailed == ""
+	f.Success = f.Failure == FailNone
+	pg := 0.0
+	if len(f.Milestones) > 0 {
+		pg = 1
+	}
+	f.Progress = round3(Progress(cfg, tr.variance(f.Moved), dv, pg))
+	f.Stagnant = Stagnant(cfg, f.Progress, f.Success)
+	return f
+}
+
+// recordedFeedback is what the row and outcome.json say directly: the
+// episode, its call, inventory delta, milestones, distance moved, subgoal
+// and note.
+func recordedFeedback(l episodes.Life, r episodes.Row, start *episodes.State, oc *episodes.Outcome) Feedback {
 	f := Feedback{Life: l.N, Episode: r.ID, FirstStep: r.FirstStep, LastStep: r.LastStep, Call: r.Action(),
 		Pos: [3]float64{r.X, r.Y, r.Z}, Previous: !l.Current, InvDelta: map[string]int{}, Milestones: []string{}, Changed: []string{}}
 	var ex rowExtra
@@ -216,38 +212,15 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episode
 	for k, v := range ex.InventoryDelta {
 		f.InvDelta[k] = v
 	}
-	tags := append([]string(nil), r.Tags...)
-	text := strings.ToLower(r.Note + " " + strings.Join(r.Events, " "))
-	dir := filepath.Join(l.Root, filepath.FromSlash(r.Path))
-	var oc outcomeFile
-	haveOutcome := false
-	if b, err := os.ReadFile(filepath.Join(dir, "outcome.json")); err == nil && json.Unmarshal(b, &oc) == nil {
-		haveOutcome = true
-		for k, v := range oc.InventoryDelta {
-			f.InvDelta[k] = v
-		}
-		f.Milestones = append(f.Milestones, oc.Milestones...)
-		if oc.Moved != nil {
-			f.Moved = *oc.Moved
-		}
-		tags = append(tags, oc.Tags...)
-		text += " " + strings.ToLower(strings.Join(oc.Notes, " ")+" "+strings.Join(oc.Events, " "))
-	}
-	if (!haveOutcome || oc.Moved == nil) && next != nil {
-		f.Moved = math.Round(math.Hypot(next.X-r.X, next.Z-r.Z)*100) / 100
-	}
-	if start != nil {
-		f.Subgoal = start.Goals.Next
-	}
-	f.Note = strings.TrimSpace(r.Note)
-	if f.Note == "" && len(oc.Notes) > 0 {
-		f.Note = strings.TrimSpace(oc.Notes[0])
+	for k, v := range oc.InventoryDelta {
+		f.InvDelta[k] = v
 	}
 	for k, v := range f.InvDelta {
 		if v == 0 {
 			delete(f.InvDelta, k)
 		}
 	}
+	f.Milestones = append(f.Milestones, oc.MilestoneTransition...)
 	for _, e := range r.Events {
 		if m, ok := strings.CutPrefix(e, "MILESTONE "); ok {
 			m = strings.TrimSuffix(m, " verified")
@@ -256,116 +229,127 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *stateFile, next *episode
 			}
 		}
 	}
+	if oc.Moved != nil {
+		f.Moved = *oc.Moved
+	}
+	if start != nil && start.Goals != nil {
+		f.Subgoal = start.Goals.Next
+	}
+	f.Note = strings.TrimSpace(r.Note)
+	if f.Note == "" && len(oc.Notes) > 0 {
+		f.Note = strings.TrimSpace(oc.Notes[0])
+	}
+	return f
+}
 
-	// The positions the episode went through: its start, then every
-	// step of steps.jsonl; without steps, its start and its end.
-	steps := readSteps(filepath.Join(dir, "steps.jsonl"))
-	end := oc.EndState
+// trace is where an episode went: the states at its two ends (nil when
+// not recorded) and the positions it went through, its start first.
+type trace struct {
+	start, end *episodes.State
+	startPos   [3]float64
+	positions  [][3]float64
+}
+
+// traceOf finds an episode's end — its outcome's end_state, else its last
+// step's state, else the next episode's start (or the next row's
+// position) — and its positions: its start, then every step of
+// steps.jsonl; without steps, its start and its end.
+func traceOf(r episodes.Row, start, end *episodes.State, steps []*episodes.State, next *episodes.Row, nextStart *episodes.State) trace {
 	if end == nil && len(steps) > 0 {
 		end = steps[len(steps)-1]
 	}
 	if end == nil && next != nil {
 		end = nextStart
 		if end == nil || end.Pos == nil {
-			end = &stateFile{Pos: &posFile{X: next.X, Y: next.Y, Z: next.Z}}
+			end = &episodes.State{Pos: &episodes.Pos{X: next.X, Y: next.Y, Z: next.Z}}
 		}
 	}
-	startPos := [3]float64{r.X, r.Y, r.Z}
+	tr := trace{start: start, end: end, startPos: [3]float64{r.X, r.Y, r.Z}}
 	if start != nil && start.Pos != nil {
-		startPos = [3]float64{start.Pos.X, start.Pos.Y, start.Pos.Z}
+		tr.startPos = [3]float64{start.Pos.X, start.Pos.Y, start.Pos.Z}
 	}
-	positions := [][3]float64{startPos}
+	tr.positions = [][3]float64{tr.startPos}
 	for _, st := range steps {
 		if st.Pos != nil {
-			positions = append(positions, [3]float64{st.Pos.X, st.Pos.Y, st.Pos.Z})
+			tr.positions = append(tr.positions, [3]float64{st.Pos.X, st.Pos.Y, st.Pos.Z})
 		}
 	}
-	if len(positions) == 1 && end != nil && end.Pos != nil {
-		positions = append(positions, [3]float64{end.Pos.X, end.Pos.Y, end.Pos.Z})
+	if len(tr.positions) == 1 && end != nil && end.Pos != nil {
+		tr.positions = append(tr.positions, [3]float64{end.Pos.X, end.Pos.Y, end.Pos.Z})
 	}
-	var varX float64
-	if len(positions) > 1 {
-		varX = Variance(positions)
-	} else {
-		varX = (f.Moved / 2) * (f.Moved / 2) // start and end f.Moved apart
-	}
+	return tr
+}
 
-	// What changed.
-	// disp: the farthest the episode got from its start (out and back counts).
-	disp := 0.0
-	for _, p := range positions {
-		disp = math.Max(disp, math.Sqrt(sq(p[0]-startPos[0])+sq(p[1]-startPos[1])+sq(p[2]-startPos[2])))
+// variance is Var(x) of the positions; with only the start known, that
+// of a start and end moved apart.
+func (tr trace) variance(moved float64) float64 {
+	if len(tr.positions) > 1 {
+		return Variance(tr.positions)
 	}
-	if f.Moved >= 0.5 || disp >= 0.5 {
-		f.Changed = append(f.Changed, ChangePosition)
+	return (moved / 2) * (moved / 2)
+}
+
+// farthest is the farthest the episode got from its start (out and back
+// counts).
+func (tr trace) farthest() float64 {
+	d := 0.0
+	for _, p := range tr.positions {
+		d = math.Max(d, math.Sqrt(sq(p[0]-tr.startPos[0])+sq(p[1]-tr.startPos[1])+sq(p[2]-tr.startPos[2])))
 	}
-	if turned, known := cameraTurned(start, end); turned || !known && contains(cameraAtoms, f.Call) {
-		f.Changed = append(f.Changed, ChangeCamera)
+	return d
+}
+
+// changesOf lists what the record shows changed (Change* constants).
+func changesOf(f Feedback, r episodes.Row, oc *episodes.Outcome, tr trace) []string {
+	changed := []string{}
+	if f.Moved >= 0.5 || tr.farthest() >= 0.5 {
+		changed = append(changed, ChangePosition)
+	}
+	if turned, known := cameraTurned(tr.start, tr.end); turned || !known && contains(cameraAtoms, f.Call) {
+		changed = append(changed, ChangeCamera)
 	}
 	if len(f.InvDelta) > 0 {
-		f.Changed = append(f.Changed, ChangeInventory)
+		changed = append(changed, ChangeInventory)
 	}
+	start, end := tr.start, tr.end
 	if start != nil && end != nil && start.Mainhand != nil && end.Mainhand != nil && *start.Mainhand != *end.Mainhand {
-		f.Changed = append(f.Changed, ChangeMainhand)
+		changed = append(changed, ChangeMainhand)
 	}
 	if start != nil && end != nil && start.GUIOpen != nil && end.GUIOpen != nil && *start.GUIOpen != *end.GUIOpen {
-		f.Changed = append(f.Changed, ChangeGUI)
+		changed = append(changed, ChangeGUI)
 	}
 	if len(f.Milestones) > 0 {
-		f.Changed = append(f.Changed, ChangeMilestone)
+		changed = append(changed, ChangeMilestone)
 	}
 	for _, e := range append(append([]string(nil), r.Events...), oc.Events...) {
 		if w, _, _ := strings.Cut(strings.TrimSpace(e), " "); contains(worldEvents, strings.ToLower(w)) {
-			f.Changed = append(f.Changed, ChangeWorld)
+			changed = append(changed, ChangeWorld)
 			break
 		}
 	}
+	return changed
+}
 
-	// The call's own notes (not another procedure's or the governor's):
-	// do they say it failed its aim, and which items do they name as
-	// collected? Its arguments name what it aimed at.
-	own := ownNotes(f.Call, append([]string{r.Note}, oc.Notes...))
-	f.AimFailed = aimFailure(own)
-	args := readArgs(filepath.Join(dir, "action.json"))
-	f.Aimed = aimedItems(args, own)
-	f.AimKnown = len(args) > 0 || len(own) > 0
-
+// failureOf classifies an episode by its tags, notes and events and what
+// changed (docs/CONSOLIDATE.md); FailNone when it did not fail.
+func failureOf(f Feedback, tags []string, text string) string {
 	has := func(t string) bool { return contains(tags, t) }
 	arrived := anyWord(text, arrivedWords) // the call says it reached its target
-	f.GUIOpen = has("gui")
-	gain := 0
-	for _, v := range f.InvDelta {
-		if v > 0 {
-			gain += v
-		}
-	}
 	switch {
 	case has("death"):
-		f.Failure = FailDeath
+		return FailDeath
 	case has("damage"):
-		f.Failure = FailDamage
+		return FailDamage
 	case has("stuck") && !arrived, anyWord(text, blockedWords):
-		f.Failure = FailNavStuck
+		return FailNavStuck
 	case missingTool(text):
-		f.Failure = FailMissingTool
+		return FailMissingTool
 	case f.GUIOpen && len(f.InvDelta) == 0 && len(f.Milestones) == 0:
-		f.Failure = FailGUI
+		return FailGUI
 	case len(f.Changed) == 0 && !arrived:
-		f.Failure = FailNoEffect
+		return FailNoEffect
 	}
-	f.Verified = len(f.Milestones) > 0 || gain > 0 && f.AimFailed == ""
-	f.Success = f.Failure == FailNone
-	dv := 0.0
-	for _, v := range f.InvDelta {
-		dv += math.Abs(float64(v))
-	}
-	pg := 0.0
-	if len(f.Milestones) > 0 {
-		pg = 1
-	}
-	f.Progress = round3(Progress(cfg, varX, dv, pg))
-	f.Stagnant = Stagnant(cfg, f.Progress, f.Success)
-	return f
+	return FailNone
 }
 
 // Variance is Var(x) of the progress formula: the mean squared distance
@@ -401,7 +385,7 @@ func Stagnant(cfg Config, p float64, success bool) bool { return p < cfg.EpsP &&
 
 // cameraTurned reports whether yaw or pitch differ by 1° or more between
 // start and end, and whether both ends record them at all.
-func cameraTurned(start, end *stateFile) (turned, known bool) {
+func cameraTurned(start, end *episodes.State) (turned, known bool) {
 	if start == nil || end == nil || start.Pos == nil || end.Pos == nil ||
 		start.Pos.Yaw == nil || end.Pos.Yaw == nil || start.Pos.Pitch == nil || end.Pos.Pitch == nil {
 		return false, false
@@ -478,19 +462,6 @@ var (
 
 // aimNonItems are words the patterns catch that name no item.
 var aimNonItems = map[string]bool{"item": true, "items": true, "use_item": true, "nothing": true, "health": true}
-
-// readArgs returns the call's arguments from action.json (nil if absent).
-func readArgs(path string) map[string]any {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var a actionFile
-	if json.Unmarshal(b, &a) != nil {
-		return nil
-	}
-	return a.Entry.Args
-}
 
 // aimedItems are the items a call aimed at — an argument item=, block=,
 // target= (mine_ahead(block=tree), collect_drops(item=tree)), or a count

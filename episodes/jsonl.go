@@ -120,21 +120,7 @@ func CompleteSize(f *os.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	size := st.Size()
-	const chunk = 64 << 10
-	buf := make([]byte, chunk)
-	for end := size; end > 0; {
-		start := max(end-chunk, 0)
-		n, err := f.ReadAt(buf[:end-start], start)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			return start + int64(i) + 1, nil
-		}
-		end = start
-	}
-	return 0, nil
+	return completePrefix(f, st.Size(), backwardsChunk)
 }
 
 // Line is one complete line read from a JSONL file.

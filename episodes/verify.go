@@ -225,9 +225,9 @@ func (s *Store) verifyEpisode(l Life, row Row, line int, rep *Report) {
 		rep.add(Problem, idx, line, fmt.Sprintf("row %s: episode directory %s is missing", row.ID, row.Path), false)
 		return
 	}
-	need := []string{"state/state.json", "outcome.json"}
+	need := []string{StateFileName, OutcomeFileName}
 	if row.Kind != "initial" {
-		need = append(need, "action.json")
+		need = append(need, ActionFileName)
 	}
 	for _, n := range need {
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(n)))
@@ -244,7 +244,7 @@ func (s *Store) verifyEpisode(l Life, row Row, line int, rep *Report) {
 			rep.add(Warning, idx, line, fmt.Sprintf("row %s: frame %s is missing", row.ID, row.Image), false)
 		}
 	}
-	steps := filepath.Join(dir, "steps.jsonl")
+	steps := filepath.Join(dir, StepsFileName)
 	if _, err := os.Stat(steps); err == nil {
 		if n, _ := tornBytes(steps); n > 0 {
 			rep.add(Problem, s.rel(steps), 0, "steps.jsonl does not end in a newline", false)

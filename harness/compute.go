@@ -3,9 +3,9 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -401,54 +401,45 @@ func stateJSON(s State) map[string]any {
 	return m
 }
 
-// stateFromJSON reads a state.json object back (resume after reopen).
-func stateFromJSON(m map[string]any) State {
+// stateFromRecord is the recorder's form of a recorded state (resume
+// after reopen): the fields stateJSON writes, and every other field of the
+// object (vitals besides health included) in Extra.
+func stateFromRecord(rs *episodes.State) State {
 	var s State
-	num := func(v any) float64 {
-		switch x := v.(type) {
-		case float64:
-			return x
-		case json.Number:
-			f, _ := x.Float64()
-			return f
+	if rs.Step != nil {
+		s.Step = *rs.Step
+	}
+	if p := rs.Pos; p != nil {
+		s.X, s.Y, s.Z = p.X, p.Y, p.Z
+		if p.Yaw != nil {
+			s.Yaw = *p.Yaw
 		}
-		return 0
-	}
-	s.Step = int64(num(m["step"]))
-	if p, ok := m["pos"].(map[string]any); ok {
-		s.X, s.Y, s.Z, s.Yaw, s.Pitch = num(p["x"]), num(p["y"]), num(p["z"]), num(p["yaw"]), num(p["pitch"])
-	}
-	if inv, ok := m["inventory"].(map[string]any); ok {
-		s.Inventory = map[string]int{}
-		for k, v := range inv {
-			s.Inventory[k] = int(num(v))
+		if p.Pitch != nil {
+			s.Pitch = *p.Pitch
 		}
 	}
-	if v, ok := m["vitals"].(map[string]any); ok {
-		s.Health = num(v["health"])
+	if rs.Inventory != nil {
+		s.Inventory = maps.Clone(rs.Inventory)
 	}
-	s.GUIOpen, _ = m["gui_open"].(bool)
-	if ms, ok := m["milestones"].([]any); ok {
-		for _, x := range ms {
-			if str, ok := x.(string); ok {
-				s.Milestones = append(s.Milestones, str)
-			}
-		}
+	if rs.Vitals != nil && rs.Vitals.Health != nil {
+		s.Health = *rs.Vitals.Health
 	}
+	if rs.GUIOpen != nil {
+		s.GUIOpen = *rs.GUIOpen
+	}
+	if len(rs.Milestones) > 0 {
+		s.Milestones = slices.Clone(rs.Milestones)
+	}
+	fields, _ := rs.Fields() // rs decoded, so Raw is an object
 	extra := map[string]any{}
-	for k, v := range m {
+	for k, v := range fields {
 		switch k {
 		case "step", "pos", "inventory", "gui_open", "milestones":
 		case "vitals":
 			if vm, ok := v.(map[string]any); ok {
-				rest := map[string]any{}
-				for kk, vv := range vm {
-					if kk != "health" {
-						rest[kk] = vv
-					}
-				}
-				if len(rest) > 0 {
-					extra[k] = rest
+				delete(vm, "health")
+				if len(vm) > 0 {
+					extra[k] = vm
 				}
 			}
 		default:
@@ -593,7 +584,7 @@ func (r *Recorder) commit(ep *episode) (episodes.Row, error) {
 		files[name] = b
 		return nil
 	}
-	if err := put("state/state.json", stateJSON(ep.start)); err != nil {
+	if err := put(episodes.StateFileName, stateJSON(ep.start)); err != nil {
 		return episodes.Row{}, err
 	}
 	obs := ep.startFrame
@@ -601,7 +592,7 @@ func (r *Recorder) commit(ep *episode) (episodes.Row, error) {
 		obs = ep.frames[0].png
 	}
 	if obs != nil {
-		files["observation/image.png"] = obs
+		files[episodes.ObservationFileName] = obs
 	}
 	row := map[string]any{
 		"attachment":       nil,
@@ -627,7 +618,7 @@ func (r *Recorder) commit(ep *episode) (episodes.Row, error) {
 		row["summary"] = "initial state"
 		row["tags"] = []string{"initial"}
 		row["events"] = []string{}
-		if err := put("outcome.json", map[string]any{"last_step": ep.start.Step, "notes": []string{}, "tags": []string{"initial"}, "end_state": stateJSON(ep.start)}); err != nil {
+		if err := put(episodes.OutcomeFileName, map[string]any{"last_step": ep.start.Step, "notes": []string{}, "tags": []string{"initial"}, "end_state": stateJSON(ep.start)}); err != nil {
 			return episodes.Row{}, err
 		}
 		logText = initialLogBlock(ep.start, r.opt.Task)
@@ -645,10 +636,10 @@ func (r *Recorder) commit(ep *episode) (episodes.Row, error) {
 		if len(o.Notes) > 0 {
 			row["note"] = o.Notes[0]
 		}
-		if err := put("action.json", actionJSON(ep.call, ep.start.Step, o.Ticks)); err != nil {
+		if err := put(episodes.ActionFileName, actionJSON(ep.call, ep.start.Step, o.Ticks)); err != nil {
 			return episodes.Row{}, err
 		}
-		if err := put("outcome.json", outcomeJSON(o)); err != nil {
+		if err := put(episodes.OutcomeFileName, outcomeJSON(o)); err != nil {
 			return episodes.Row{}, err
 		}
 		grid, lastWalked = GridRows(ep.id, ep.call, ep.start, ep.steps, r.lastWalked, r.opt)
@@ -670,7 +661,7 @@ func (r *Recorder) commit(ep *episode) (episodes.Row, error) {
 				}
 				sj = append(append(sj, b...), '\n')
 			}
-			files["steps.jsonl"] = sj
+			files[episodes.StepsFileName] = sj
 			for _, f := range ep.frames {
 				files[fmt.Sprintf("frames/%06d.png", f.step)] = f.png
 			}
@@ -704,44 +695,30 @@ func (r *Recorder) resume() error {
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
-	var last *episodes.Row
-	if _, err := episodes.ReadRows(life.IndexPath(), 0, func(row episodes.Row, _ episodes.Line) error {
-		rr := row
-		last = &rr
-		return nil
-	}, nil); err != nil {
+	tail, err := episodes.TailRows(life.IndexPath(), 0, 1)
+	if err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
-	if last == nil {
+	if len(tail) == 0 {
 		return nil
 	}
-	dir := r.w.Store().Path(filepath.FromSlash(last.Path))
-	b, err := os.ReadFile(filepath.Join(dir, "outcome.json"))
+	last := &tail[0]
+	dir := life.RowDir(last)
+	o, err := episodes.ReadOutcome(dir)
 	if err != nil {
 		return nil // a paper store without outcome: start fresh
 	}
-	var o map[string]any
-	if json.Unmarshal(b, &o) != nil {
-		return nil
-	}
-	var st State
-	if es, ok := o["end_state"].(map[string]any); ok {
-		st = stateFromJSON(es)
-	} else {
-		sb, err := os.ReadFile(filepath.Join(dir, "state", "state.json"))
-		if err != nil {
+	end := o.EndState
+	if end == nil {
+		if end, err = episodes.ReadState(dir); err != nil {
 			return nil
 		}
-		var sm map[string]any
-		if json.Unmarshal(sb, &sm) != nil {
-			return nil
-		}
-		st = stateFromJSON(sm)
 	}
+	st := stateFromRecord(end)
 	r.last = &st
 	c := cellOf(st.X, st.Y, st.Z)
 	r.lastWalked = &c
-	if fb, err := os.ReadFile(r.w.Store().Path(episodes.NowDir, "frame.png")); err == nil {
+	if fb, err := os.ReadFile(r.w.Store().Path(episodes.NowDir, episodes.NowFrameName)); err == nil {
 		r.lastFrame = fb
 	}
 	return nil

@@ -161,20 +161,11 @@ func Catalog(s *episodes.Store) ([]CatalogEntry, error) {
 
 // lastOutcome reads the outcome of a call from its episode.
 func lastOutcome(l episodes.Life, r *episodes.Row) string {
-	dir := filepath.Join(l.Root, filepath.FromSlash(r.Path))
-	if b, err := os.ReadFile(filepath.Join(dir, "action.json")); err == nil {
-		var a struct {
-			Procedure *struct {
-				Outcome string `json:"outcome"`
-				Error   string `json:"error"`
-			} `json:"procedure"`
+	if a, err := episodes.ReadAction(l.RowDir(r)); err == nil && a.Procedure != nil && a.Procedure.Outcome != "" {
+		if a.Procedure.Error != "" {
+			return a.Procedure.Outcome + ": " + a.Procedure.Error
 		}
-		if json.Unmarshal(b, &a) == nil && a.Procedure != nil && a.Procedure.Outcome != "" {
-			if a.Procedure.Error != "" {
-				return a.Procedure.Outcome + ": " + a.Procedure.Error
-			}
-			return a.Procedure.Outcome
-		}
+		return a.Procedure.Outcome
 	}
 	if r.Note != "" {
 		return "recorded: " + oneLine(r.Note)
@@ -191,14 +182,8 @@ func reflexFirings(all []lifeRows) map[string][]EpisodeRef {
 			if !r.HasTag("note") {
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(lr.life.Root, filepath.FromSlash(r.Path), "outcome.json"))
+			o, err := episodes.ReadOutcome(lr.life.RowDir(&r))
 			if err != nil {
-				continue
-			}
-			var o struct {
-				Notes []string `json:"notes"`
-			}
-			if json.Unmarshal(b, &o) != nil {
 				continue
 			}
 			seen := map[string]bool{}

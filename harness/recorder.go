@@ -337,12 +337,12 @@ func (r *Recorder) setLast(st State, pngData []byte) {
 		return
 	}
 	if b, err := episodes.MarshalPyIndent(stateJSON(c)); err == nil {
-		if err := r.w.WriteNow("state.json", b); err != nil {
+		if err := r.w.WriteNow(episodes.NowStateName, b); err != nil {
 			r.opt.Logger.Warn("write now/state.json", "err", err)
 		}
 	}
 	if pngData != nil {
-		if err := r.w.WriteNow("frame.png", pngData); err != nil {
+		if err := r.w.WriteNow(episodes.NowFrameName, pngData); err != nil {
 			r.opt.Logger.Warn("write now/frame.png", "err", err)
 		}
 	}

@@ -493,6 +493,25 @@ func crashChild(dir string) {
 	}
 }
 
+// indexRows counts the complete rows of the store's index.
+func indexRows(t testing.TB, s *episodes.Store) int {
+	n := 0
+	if _, err := episodes.ScanFile(s.Path(episodes.IndexFileName), 0, func(episodes.Line) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitUntil polls ok until it holds (true) or d has passed (false).
+func waitUntil(d time.Duration, ok func() bool) bool {
+	for deadline := time.Now().Add(d); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
 func TestCrashSafety(t *testing.T) {
 	if dir := os.Getenv("MFM_TEST_CRASH_CHILD"); dir != "" {
 		crashChild(dir)
@@ -519,13 +538,19 @@ func TestCrashSafety(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("round %d: child did not start: %v %s", round, err, stderr.String())
 		}
-		delay := time.Duration(2000+rng.IntN(60_000)) * time.Microsecond
 		if round%5 == 4 {
-			// Every fifth child lives long enough to record several
-			// episodes even on a loaded machine, so the store grows.
-			delay += 300 * time.Millisecond
+			// Every fifth child records a few more episodes before it is
+			// killed, so the store grows however loaded the machine is.
+			before := indexRows(t, s)
+			if !waitUntil(60*time.Second, func() bool { return indexRows(t, s) >= before+3 }) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("round %d: the child recorded fewer than 3 episodes in 60 s: %s", round, stderr.String())
+			}
 		}
-		time.Sleep(delay)
+		// The kill lands at a random moment of the recording: this sleep
+		// picks the moment, it does not wait for anything.
+		time.Sleep(time.Duration(2000+rng.IntN(60_000)) * time.Microsecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		err := cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {

@@ -408,50 +408,6 @@ type fixedSearcher struct{}
 
 func (fixedSearcher) Search(context.Context, *query.Query) ([]Hit, error) { return nil, nil }
 
-// TestEachLineBackwards: lines come out last first, whole, across 64 KB
-// chunk boundaries, with empty lines and a line longer than a chunk, and
-// without the torn tail.
-func TestEachLineBackwards(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	var lines []string
-	var b strings.Builder
-	for i := 0; i < 5000; i++ {
-		n := rng.IntN(200)
-		switch i {
-		case 17:
-			n = 0
-		case 2500:
-			n = 200 << 10 // longer than a chunk
-		}
-		l := fmt.Sprintf("%d:%s", i, strings.Repeat("x", n))
-		if i == 18 {
-			l = ""
-		}
-		lines = append(lines, l)
-		b.WriteString(l + "\n")
-	}
-	b.WriteString("torn tail")
-	p := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(p, []byte(b.String()), 0o644)
-	var got []string
-	if err := eachLineBackwards(p, func(l []byte) (bool, error) { got = append(got, string(l)); return true, nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(lines) {
-		t.Fatalf("%d lines, want %d", len(got), len(lines))
-	}
-	for i := range got {
-		if got[i] != lines[len(lines)-1-i] {
-			t.Fatalf("line %d from the end: %.40q, want %.40q", i, got[i], lines[len(lines)-1-i])
-		}
-	}
-	n := 0
-	eachLineBackwards(p, func([]byte) (bool, error) { n++; return n < 3, nil })
-	if n != 3 {
-		t.Errorf("stopping after 3 lines read %d", n)
-	}
-}
-
 // TestTailScanEqualsScan: the backwards path gives Scan's answer for
 // last:N of every size, across lives.
 func TestTailScanEqualsScan(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/index/query"
@@ -23,7 +22,7 @@ func tailScan(ctx context.Context, s *episodes.Store, lives []episodes.Life, q *
 		if err != nil {
 			return nil, false, err
 		}
-		err = eachLineBackwards(l.IndexPath(), func(line []byte) (bool, error) {
+		err = episodes.ScanBackwards(l.IndexPath(), 0, func(_ int64, line []byte) (bool, error) {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
@@ -52,52 +51,4 @@ func tailScan(ctx context.Context, s *episodes.Store, lives []episodes.Life, q *
 		hits[i], hits[j] = hits[j], hits[i]
 	}
 	return hits, true, nil
-}
-
-// eachLineBackwards calls fn with the complete lines of path, last first,
-// until fn returns false. A missing file has no lines.
-func eachLineBackwards(path string, fn func(line []byte) (bool, error)) error {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	end, err := episodes.CompleteSize(f) // a torn tail is not a line yet
-	if err != nil {
-		return err
-	}
-	const chunk = 64 << 10
-	var carry []byte // the start of a line whose beginning lies in an earlier chunk
-	buf := make([]byte, chunk)
-	for end > 0 {
-		start := max(end-chunk, 0)
-		n, err := f.ReadAt(buf[:end-start], start)
-		if err != nil && int64(n) != end-start {
-			return err
-		}
-		data := append(buf[:n:n], carry...)
-		// data ends with '\n' (or is the unfinished tail of the previous chunk's line)
-		for {
-			data = bytes.TrimSuffix(data, []byte("\n"))
-			i := bytes.LastIndexByte(data, '\n')
-			if i < 0 {
-				break
-			}
-			more, err := fn(data[i+1:])
-			if err != nil || !more {
-				return err
-			}
-			data = data[:i+1]
-		}
-		carry = append([]byte(nil), data...)
-		end = start
-	}
-	if len(bytes.TrimSuffix(carry, []byte("\n"))) > 0 {
-		_, err := fn(bytes.TrimSuffix(carry, []byte("\n")))
-		return err
-	}
-	return nil
 }
