@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""scripted_agent: a fixed-policy player for `mfmd play --agent-cmd`.
+
+It reads the brief and the turn block on stdin, picks a plan for the live [GOAL] and runs
+it with `mfmd act` (so it goes through the same socket and engine as any agent). It prints
+nothing when it acted; with --print it prints the plan instead and the harness runs it.
+
+Memory: the start position comes from the record (episodes/ep_000000/state/state.json under
+$MFM_MEMORY); with --notes it is also written to and read back from mine/notes.md with the
+episode it came from. Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N.
+"""
+import json, os, re, subprocess, sys
+
+text = sys.stdin.read().split("\n# Turn\n", 1)[-1]  # the turn block after the brief
+memory = os.environ.get("MFM_MEMORY", ".")
+work = os.environ.get("MFM_WORK", ".")
+state_file = os.path.join(work, ".scripted_agent.json")
+mem = json.load(open(state_file)) if os.path.exists(state_file) else {"dir": 0}
+
+def start_pos():
+    notes = os.path.join(memory, "mine", "notes.md")
+    if "--notes" in sys.argv and os.path.exists(notes):
+        m = re.search(r"start: x=(-?[\d.]+) z=(-?[\d.]+)", open(notes).read())
+        if m:
+            return float(m.group(1)), float(m.group(2))
+    st = json.load(open(os.path.join(memory, "episodes", "ep_000000", "state", "state.json")))
+    x, z = st["pos"]["x"], st["pos"]["z"]
+    if "--notes" in sys.argv:
+        os.makedirs(os.path.dirname(notes), exist_ok=True)
+        with open(notes, "a") as f:
+            f.write(f"- start: x={x} z={z} (ep_000000)\n")
+    return x, z
+
+pos = re.search(r"\[STATE\] pos=\((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)", text)
+here = (float(pos.group(1)), float(pos.group(3))) if pos else (0.0, 0.0)
+goal = re.search(r"^\[GOAL\] [\w-]+: (.+?)(?: -- .*)?$", text, re.M)
+when = goal.group(1) if goal else ""
+failed = "FAILED" in text.split("[STATE]")[0]
+if failed:
+    mem["dir"] += 1  # blocked that way: try the next direction
+
+dirs = [(1, 0), (0, 1), (-1, 0), (0, -1)]
+plan = "watch ticks=20"
+if m := re.search(r"away>=(\d+)", when):
+    n = float(m.group(1)) + 2
+    sx, sz = start_pos()
+    dx, dz = dirs[mem["dir"] % 4]
+    plan = f"go_to x={sx + dx * n:.1f} z={sz + dz * n:.1f} within=1"
+elif m := re.search(r"near start r=([\d.]+)", when):
+    sx, sz = start_pos()
+    plan = f"go_to x={sx:.1f} z={sz:.1f} within={min(float(m.group(1)) / 2, 1.0)}"
+elif m := re.search(r"near (-?[\d.]+),\s*(-?[\d.]+) r=([\d.]+)$", when):
+    plan = f"go_to x={m.group(1)} z={m.group(2)} within={min(float(m.group(3)) / 2, 1.0)}"
+elif re.match(r"tree>=\d+", when):
+    t = re.search(r"nearest tree: tree at (-?\d+),(-?\d+),(-?\d+)", text)
+    if t:
+        x, y, z = (int(v) for v in t.groups())
+        plan = f"go_to x={x} z={z} within=1.5; look_at x={x} y={y + 1} z={z}; mine_ahead; collect_drops item=tree"
+    else:
+        plan = "scan_around"
+json.dump(mem, open(state_file, "w"))
+
+if "--print" in sys.argv:
+    print(plan)
+else:
+    r = subprocess.run(["mfmd", "act", plan], capture_output=True, text=True)
+    sys.stderr.write(r.stdout + r.stderr)
