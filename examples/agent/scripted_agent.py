@@ -9,7 +9,7 @@ Memory: the start position comes from the record (episodes/ep_000000/state/state
 $MFM_MEMORY); with --notes it is also written to and read back from mine/notes.md with the
 episode it came from. Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N.
 """
-import json, os, re, subprocess, sys
+import json, math, os, re, subprocess, sys
 
 text = sys.stdin.read().split("\n# Turn\n", 1)[-1]  # the turn block after the brief
 memory = os.environ.get("MFM_MEMORY", ".")
@@ -37,7 +37,21 @@ goal = re.search(r"^\[GOAL\] [\w-]+: (.+?)(?: -- .*)?$", text, re.M)
 when = goal.group(1) if goal else ""
 failed = "FAILED" in text.split("[STATE]")[0]
 if failed:
-    mem["dir"] += 1  # blocked that way: try the next direction
+    mem["fails"] = mem.get("fails", 0) + 1
+    if mem["fails"] % 2 == 0:
+        mem["dir"] += 1  # blocked twice that way: try the next direction
+else:
+    mem["fails"] = 0
+
+def walk(x, z, within):
+    """go_to; after a failure first cut through what blocks (leaves, a trunk) toward the target."""
+    plan = f"go_to x={x:.1f} z={z:.1f} within={within}"
+    if mem.get("fails"):
+        yaw = math.degrees(math.atan2(-(x - here[0]), z - here[1])) % 360
+        # dig the block ahead at the feet, then at the head, and step through
+        plan = (f'look_abs yaw={yaw:.0f} pitch=40; {{"attack":1}} x25; look_abs yaw={yaw:.0f} pitch=0; '
+                f'{{"attack":1}} x25; {{"forward":1,"jump":1}} x10; ' + plan)
+    return plan
 
 dirs = [(1, 0), (0, 1), (-1, 0), (0, -1)]
 plan = "watch ticks=20"
@@ -45,12 +59,12 @@ if m := re.search(r"away>=(\d+)", when):
     n = float(m.group(1)) + 2
     sx, sz = start_pos()
     dx, dz = dirs[mem["dir"] % 4]
-    plan = f"go_to x={sx + dx * n:.1f} z={sz + dz * n:.1f} within=1"
+    plan = walk(sx + dx * n, sz + dz * n, 1)
 elif m := re.search(r"near start r=([\d.]+)", when):
     sx, sz = start_pos()
-    plan = f"go_to x={sx:.1f} z={sz:.1f} within={min(float(m.group(1)) / 2, 1.0)}"
+    plan = walk(sx, sz, min(float(m.group(1)) / 2, 1.0))
 elif m := re.search(r"near (-?[\d.]+),\s*(-?[\d.]+) r=([\d.]+)$", when):
-    plan = f"go_to x={m.group(1)} z={m.group(2)} within={min(float(m.group(3)) / 2, 1.0)}"
+    plan = walk(float(m.group(1)), float(m.group(2)), min(float(m.group(3)) / 2, 1.0))
 elif re.match(r"tree>=\d+", when):
     t = re.search(r"nearest tree: tree at (-?\d+),(-?\d+),(-?\d+)", text)
     if t:
