@@ -41,10 +41,10 @@ func Brief(b BriefInfo) (string, error) {
 	}
 	d := struct {
 		Name, Instruction, Game, Mount, Store, Socket, RawKeys string
-		Budget, PlanCap, Undisclosed                         int
-		Ordered                                              bool
-		Goals                                                []goal
-		Atoms                                                []atom
+		Budget, PlanCap, Undisclosed                           int
+		Ordered                                                bool
+		Goals                                                  []goal
+		Atoms                                                  []atom
 	}{Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
 		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered}
 	for i, m := range t.Milestones {
