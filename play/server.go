@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 )
+
+// maxLine bounds one request or reply line (a plan, a turn block).
+const maxLine = 8 << 20
 
 // SocketName is the control socket's name in the store's .mfm/.
 const SocketName = "play.sock"
@@ -107,7 +111,7 @@ func (s *Server) Close() error {
 func (s *Server) handle(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReaderSize(c, 1<<20).ReadBytes('\n')
+	line, err := bufio.NewReader(io.LimitReader(c, maxLine)).ReadBytes('\n')
 	if err != nil && len(line) == 0 {
 		return
 	}
@@ -169,7 +173,7 @@ func Call(path string, q Request, timeout time.Duration) (Reply, error) {
 	if _, err := c.Write(append(b, '\n')); err != nil {
 		return Reply{}, fmt.Errorf("play: send to %s: %w", path, err)
 	}
-	line, err := bufio.NewReaderSize(c, 1<<20).ReadBytes('\n')
+	line, err := bufio.NewReader(io.LimitReader(c, maxLine)).ReadBytes('\n')
 	if err != nil {
 		return Reply{}, fmt.Errorf("play: no reply from %s within %s: %w", path, timeout, err)
 	}
