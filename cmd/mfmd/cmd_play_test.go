@@ -271,3 +271,35 @@ func readJSONL(path string, fn func(step int64, state []byte, events []string)) 
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestPlayActionsJSON: an agent command that writes the paper's
+// ./actions.json instead of printing; one that gives no plan ends the
+// run as agent-idle after three turns.
+func TestPlayActionsJSON(t *testing.T) {
+	cases := []struct {
+		name, cmd, end string
+		turns          int
+	}{
+		{"actions.json", `printf '%s' '{"actions": [{"procedure": "go_to", "args": {"x": 8, "z": 0}}, {"procedure": "go_to", "args": {"x": 0, "z": 0, "within": 0.5}}]}' > actions.json`, play.EndDone, 1},
+		{"idle", "cat > /dev/null", "agent-idle", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var out, errb bytes.Buffer
+			code := dispatch([]string{"play", "--task", "../../tasks/smoke-walk.json", "--world", "sim", "--work", dir,
+				"--socket", filepath.Join(dir, "play.sock"), "--agent-cmd", c.cmd, "--max-turns", "5"}, &out, &errb)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			st, _ := episodes.Open(filepath.Join(dir, "store"))
+			run, err := play.ReadRun(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Termination != c.end || len(run.Turns) != c.turns {
+				t.Errorf("ended %s after %d turns, want %s after %d", run.Termination, len(run.Turns), c.end, c.turns)
+			}
+		})
+	}
+}
