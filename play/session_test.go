@@ -372,3 +372,19 @@ print(json.dumps({"actions": [{"procedure": "go_to", "args": {"x": 3, "z": 3, "w
 	}
 	_ = time.Second
 }
+
+func TestReadBefore(t *testing.T) {
+	base := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	run := RunRecord{Turns: []TurnRecord{
+		{ID: "t0001", Started: base.Add(10 * time.Second).Format(time.RFC3339Nano)},
+		{ID: "t0002", Started: base.Add(20 * time.Second).Format(time.RFC3339Nano)},
+	}}
+	for _, c := range []struct {
+		at   time.Duration
+		want string
+	}{{0, "t0001"}, {10 * time.Second, "t0002"}, {15 * time.Second, "t0002"}, {25 * time.Second, ""}} {
+		if got := ReadBefore(run, base.Add(c.at)); got != c.want {
+			t.Errorf("read at +%v: %q, want %q", c.at, got, c.want)
+		}
+	}
+}
