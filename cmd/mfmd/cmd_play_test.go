@@ -303,3 +303,47 @@ func TestPlayActionsJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestPlayMountSim plays with the store mounted: the scripted player
+// reads its start position through the mount, the turn block's frame
+// path is under the mount and readable there, and the reads are logged.
+func TestPlayMountSim(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: the mount test must run as root")
+		}
+		t.Skip("mounting needs root here")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mfm")
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"play", "--task", "../../tasks/smoke-walk.json", "--world", "sim", "--work", dir, "--mount", mnt,
+		"--socket", filepath.Join(dir, "play.sock"), "--max-turns", "6",
+		"--agent-cmd", `tee turn.txt | python3 ` + scriptedAgent(t) + ` --print --notes; f=$(sed -n 's/^\[FRAME\] //p' turn.txt); [ -z "$f" ] || cp "$f" frame.png`}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	st, _ := episodes.Open(filepath.Join(dir, "store"))
+	run, err := play.ReadRun(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Termination != play.EndDone || run.Mount != mnt {
+		t.Fatalf("run %s, mount %q: %s", run.Termination, run.Mount, errb.String())
+	}
+	turn, _ := os.ReadFile(filepath.Join(dir, "turn.txt"))
+	if !bytes.Contains(turn, []byte("[FRAME] "+mnt+"/episodes/")) {
+		t.Errorf("the frame path is not under the mount:\n%s", turn)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "frame.png")); err != nil || fi.Size() == 0 {
+		t.Errorf("the frame could not be read through the mount: %v", err)
+	}
+	notes, err := os.ReadFile(st.Path(episodes.MineDir, "notes.md"))
+	if err != nil || !bytes.Contains(notes, []byte("start: x=0.0 z=0.0 (ep_000000)")) {
+		t.Errorf("mine/notes.md written through the mount: %q %v", notes, err)
+	}
+	acc, err := os.ReadFile(st.Path(".mfm", "access.jsonl"))
+	if err != nil || !bytes.Contains(acc, []byte("ep_000000")) {
+		t.Errorf("access log: %v\n%.400s", err, acc)
+	}
+}
