@@ -230,7 +230,7 @@ func TestPlayLive(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := dispatch([]string{"play", "--task", "../../tasks/smoke-walk.json", "--work", dir,
 		"--socket", filepath.Join(dir, "play.sock"), "--agent-timeout", "2m",
-		"--agent-cmd", "python3 " + scriptedAgent(t), "--max-turns", "12"}, &out, &errb)
+		"--agent-cmd", "python3 " + scriptedAgent(t) + " --procedure", "--max-turns", "12"}, &out, &errb)
 	t.Logf("stdout:\n%s", out.String())
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errb.String())

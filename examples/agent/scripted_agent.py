@@ -5,6 +5,7 @@ It reads the brief and the turn block on stdin, picks a plan for the live [GOAL]
 it with `mfmd act` (so it goes through the same socket and engine as any agent). It prints
 nothing when it acted; with --print it prints the plan instead and the harness runs it.
 
+With --procedure it writes mine/procedures/go_back.py and goes back to the start by calling it.
 Memory: the start position comes from the record (episodes/ep_000000/state/state.json under
 $MFM_MEMORY); with --notes it is also written to and read back from mine/notes.md with the
 episode it came from. Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N.
@@ -43,6 +44,25 @@ if failed:
 else:
     mem["fails"] = 0
 
+GO_BACK = '''"""go_back: walk back to a remembered place (x, z), as the record of this run has it."""
+import json, sys
+PARAMS = {"x": "x of the place", "z": "z of the place", "within": "how close (default 1)"}
+a = json.loads(sys.argv[sys.argv.index("--args") + 1])
+if "x" not in a or "z" not in a:
+    raise SystemExit("go_back needs x and z")
+step = {"procedure": "go_to", "args": {"x": a["x"], "z": a["z"], "within": a.get("within", 1)}}
+print(json.dumps({"actions": [step], "note": "walking back to %s,%s" % (a["x"], a["z"])}))
+'''
+
+def write_go_back():
+    """write the procedure into mine/procedures once (it stays for later runs)."""
+    d = os.path.join(memory, "mine", "procedures")
+    os.makedirs(d, exist_ok=True)
+    p = os.path.join(d, "go_back.py")
+    if not os.path.exists(p):
+        with open(p, "w") as f:
+            f.write(GO_BACK)
+
 def walk(x, z, within):
     """go_to; after a failure first cut through what blocks (leaves, a trunk) toward the target."""
     plan = f"go_to x={x:.1f} z={z:.1f} within={within}"
@@ -63,6 +83,9 @@ if m := re.search(r"away>=(\d+)", when):
 elif m := re.search(r"near start r=([\d.]+)", when):
     sx, sz = start_pos()
     plan = walk(sx, sz, min(float(m.group(1)) / 2, 1.0))
+    if "--procedure" in sys.argv and not mem.get("fails"):
+        plan = "go_back " + plan.split(" ", 1)[1]
+        write_go_back()
 elif m := re.search(r"near (-?[\d.]+),\s*(-?[\d.]+) r=([\d.]+)$", when):
     plan = walk(float(m.group(1)), float(m.group(2)), min(float(m.group(3)) / 2, 1.0))
 elif re.match(r"tree>=\d+", when):
