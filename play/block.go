@@ -105,6 +105,7 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 		}
 	}
 	s.mapLines(&w, st)
+	s.ownLines(&w)
 	switch s.run.Termination {
 	case EndRunning:
 	case EndDone:
@@ -309,4 +310,21 @@ func (s *Session) mapLines(w *strings.Builder, st harness.State) {
 		}
 		fmt.Fprintf(w, "[MAP] hazard %s at %d,%d,%d, %.0f blocks away (%s)\n", cause, r.Cell[0], r.Cell[1], r.Cell[2], dist(r), r.Episode)
 	}
+}
+
+// ownLines is the paper's [OWN]: the agent's reflexes and how often each
+// fired in this run.
+func (s *Session) ownLines(w *strings.Builder) {
+	procs, _, err := harness.ListProcedures(s.opt.Store.Path(episodes.MineDir, "reflexes"), harness.KindReflex)
+	if err != nil || len(procs) == 0 {
+		return
+	}
+	parts := make([]string, len(procs))
+	for i, p := range procs {
+		parts[i] = fmt.Sprintf("%s (fired %d)", p.Name, s.fired[p.Name])
+		if p.IsDisabled() {
+			parts[i] += " disabled"
+		}
+	}
+	fmt.Fprintf(w, "[OWN] reflexes: %s\n", strings.Join(parts, ", "))
 }

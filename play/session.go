@@ -73,6 +73,7 @@ type Session struct {
 	gov       governor
 	lastBlock string
 	lastFrame string
+	fired     map[string]int // reflex firings in this run, by reflex
 	done      chan struct{}
 	closed    bool
 }
@@ -485,6 +486,10 @@ func (s *Session) callProcedure(ctx context.Context, sp step, b *blockBuilder) (
 		stop := false
 		var added []harness.Item
 		for _, f := range fired {
+			if s.fired == nil {
+				s.fired = map[string]int{}
+			}
+			s.fired[f.Reflex]++
 			b.notes = append(b.notes, f.LogNote())
 			added = append(added, f.Items...)
 			stop = stop || f.Stop

@@ -367,8 +367,28 @@ print(json.dumps({"actions": [{"procedure": "go_to", "args": {"x": 3, "z": 3, "w
 `)
 	f.act(t, "go_to x=0 z=0 within=0.2")
 	b = f.act(t, "via_lava")
+	if !strings.Contains(b, "[OWN] reflexes: burnt (fired 0)") {
+		t.Errorf("no [OWN] line:\n%s", b)
+	}
 	if !strings.Contains(b, "FAILED: via_lava: item 1 (go_to) failed: hurt by lava") {
 		t.Errorf("via_lava:\n%s", b)
+	}
+	// a reflex that fires after mine_ahead and stops the procedure: the
+	// crafts after it are dropped
+	write(filepath.Join(reflexes, "got_log.py"), "# got_log: stop after a log\n# mfm-when: entry == \"mine_ahead\"\nimport json\nprint(json.dumps({\"stop\": True, \"note\": \"got one\"}))\n")
+	write(filepath.Join(procs, "log_and_craft.py"), `"""log_and_craft: mine the tree at (5, 0) and craft."""
+import json
+print(json.dumps({"actions": [{"procedure": "go_to", "args": {"x": 5, "z": 0}}, {"procedure": "mine_ahead"}, {"procedure": "craft", "args": {"item": "stick"}}]}))
+`)
+	wood := f.world.State().Inventory["wood"]
+	b = f.act(t, "log_and_craft")
+	for _, want := range []string{"[NOTE] [REFLEX got_log] got one", "log_and_craft: a reflex stopped it; 1 item(s) dropped", "got_log (fired 1)"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("reflex: no %q:\n%s", want, b)
+		}
+	}
+	if got := f.world.State().Inventory; got["wood"] != wood || got["stick"] != 0 {
+		t.Errorf("the dropped craft ran: %v", got)
 	}
 	_ = time.Second
 }

@@ -47,6 +47,14 @@ var simRecipes = map[string]struct {
 	"pick_wood": {map[string]int{"wood": 3, "stick": 2}, 1},
 }
 
+// GiveKit adds the kit to the inventory (recorded from the next step on).
+func (w *SimWorld) GiveKit(kit map[string]int) error {
+	for k, n := range kit {
+		w.st.Inventory[k] += n
+	}
+	return nil
+}
+
 // Atoms lists the sim's atoms.
 func (w *SimWorld) Atoms() []AtomSpec {
 	return []AtomSpec{

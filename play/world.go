@@ -36,6 +36,12 @@ type World interface {
 	State() harness.State
 }
 
+// KitGiver is a World that can put a task's start kit (item: count)
+// into the player's inventory before the first turn.
+type KitGiver interface {
+	GiveKit(kit map[string]int) error
+}
+
 // Outcome is what one atom call did.
 type Outcome struct {
 	OK   bool

@@ -113,6 +113,9 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "play", err)
 	}
 	defer stopWorld()
+	if err := giveKit(w, tk, stderr); err != nil {
+		return fail(stderr, "play", err)
+	}
 
 	mountAt := ""
 	if *mnt != "" {
@@ -225,9 +228,6 @@ func startWorld(ctx context.Context, kind string, rec *harness.Recorder, seed in
 	if err := luanti.Available(); err != nil {
 		return nil, nil, err
 	}
-	if len(tk.StartKit) > 0 {
-		fmt.Fprintf(stderr, "mfmd play: the Luanti adapter gives its own fixed start kit; the task's start_kit %v is not applied\n", tk.StartKit)
-	}
 	if seed == 0 {
 		seed = luanti.DefaultSeed
 	}
@@ -261,6 +261,23 @@ func startWorld(ctx context.Context, kind string, rec *harness.Recorder, seed in
 		return nil, nil, err
 	}
 	return luantiworld.New(c), stop, nil
+}
+
+// giveKit puts the task's start kit into the inventory when the world
+// can; otherwise it says the kit is not applied.
+func giveKit(w play.World, tk *task.Task, stderr io.Writer) error {
+	if len(tk.StartKit) == 0 {
+		return nil
+	}
+	g, ok := w.(play.KitGiver)
+	if !ok {
+		fmt.Fprintf(stderr, "mfmd play: this world cannot give a start kit; the task's start_kit %v is not applied\n", tk.StartKit)
+		return nil
+	}
+	if err := g.GiveKit(tk.StartKit); err != nil {
+		return fmt.Errorf("give the start kit: %w", err)
+	}
+	return nil
 }
 
 // linkDefaultSocket points the default socket link at path, unless a
