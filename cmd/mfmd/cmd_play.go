@@ -52,7 +52,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	maxTurns := fl.Int("max-turns", 0, "with --agent-cmd: stop after this many turns (0: until the task ends)")
 	work := fl.String("work", ".", "the agent's work directory: the brief is written there as BRIEF.md and AGENTS.md")
 	world := fl.String("world", "luanti", "luanti (the real game, headless) or sim (a small simulated world, for trying the loop)")
-	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+")")
+	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
 	}
@@ -157,9 +157,10 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx) }()
-	link := linkDefaultSocket(sockPath)
-	if link != "" {
-		defer os.Remove(link)
+	if *sock == "" {
+		if link := linkDefaultSocket(sockPath); link != "" {
+			defer os.Remove(link)
+		}
 	}
 
 	memory := mountAt
