@@ -63,19 +63,21 @@ type Session struct {
 	life    episodes.Life
 	started time.Time
 
-	mu        sync.Mutex
-	run       RunRecord
-	startStep int64
-	indexOff  int64
-	gridOff   int64
-	grid      gridSummary
-	recent    []EntryRecord
-	gov       governor
-	lastBlock string
-	lastFrame string
-	fired     map[string]int // reflex firings in this run, by reflex
-	done      chan struct{}
-	closed    bool
+	mu          sync.Mutex
+	run         RunRecord
+	startStep   int64
+	indexOff    int64
+	gridOff     int64
+	grid        gridSummary
+	recent      []EntryRecord
+	gov         governor
+	lastBlock   string
+	lastFrame   string
+	fired       map[string]int // reflex firings in this run, by reflex
+	refusals    int            // plans refused so far
+	lastRefusal string         // why the latest was
+	done        chan struct{}
+	closed      bool
 }
 
 // NewSession opens a session: the start state is the world's current
@@ -308,17 +310,22 @@ func (s *Session) Act(ctx context.Context, src, source string) (string, *TurnRec
 	if s.closed {
 		return "", nil, &PlanError{fmt.Errorf("%w (%s): see run.json", ErrEnded, s.run.Termination)}
 	}
+	refuse := func(err error) (string, *TurnRecord, error) {
+		s.refusals++
+		s.lastRefusal = err.Error()
+		return "", nil, &PlanError{err}
+	}
 	entries, err := ParsePlan(src)
 	if err != nil {
-		return "", nil, &PlanError{err}
+		return refuse(err)
 	}
 	st0 := s.opt.World.State()
 	steps, total, err := s.resolve(ctx, entries, st0)
 	if err != nil {
-		return "", nil, &PlanError{err}
+		return refuse(err)
 	}
 	if key := entries[0].String(); s.gov.refuses(key, st0) {
-		return "", nil, &PlanError{fmt.Errorf("governor: %s already finished %d times in a row here changing nothing; it is refused before it spends steps: change the plan", key, s.gov.count)}
+		return refuse(fmt.Errorf("governor: %s already finished %d times in a row here changing nothing; it is refused before it spends steps: change the plan", key, s.gov.count))
 	}
 	t0 := s.opt.Clock()
 	turn := TurnRecord{ID: fmt.Sprintf("t%04d", len(s.run.Turns)+1), Source: source, Plan: strings.TrimSpace(src), Started: t0.UTC().Format(time.RFC3339Nano), StepsPlanned: total, StepBefore: st0.Step}
@@ -658,6 +665,13 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 func pos(st harness.State) [3]float64 {
 	return [3]float64{round2(st.X), round2(st.Y), round2(st.Z)}
+}
+
+// Refusals is the number of plans refused so far and why the latest was.
+func (s *Session) Refusals() (int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refusals, s.lastRefusal
 }
 
 // LastBlock is the latest turn block.

@@ -309,6 +309,7 @@ func driveAgent(ctx context.Context, sess *play.Session, cmdline, workDir string
 			return "max-turns"
 		}
 		before := len(sess.Run().Turns)
+		refusedBefore, _ := sess.Refusals()
 		_ = os.Remove(actions)
 		input := brief + "\n\n# Turn\n\n" + last + "\nReply with a plan (or write ./actions.json).\n"
 		out, err := runAgentOnce(ctx, cmdline, workDir, env, input, timeout)
@@ -324,7 +325,15 @@ func driveAgent(ctx context.Context, sess *play.Session, cmdline, workDir string
 		if plan == "" {
 			if len(sess.Run().Turns) > before {
 				// the agent acted itself with mfmd act
-				idle, last = 0, sess.LastBlock()
+				idle, refused, last = 0, 0, sess.LastBlock()
+				continue
+			}
+			if n, why := sess.Refusals(); n > refusedBefore {
+				// it ran mfmd act, and its plans were refused
+				if refused++; refused >= 5 {
+					return "agent-refused"
+				}
+				last = "[ERROR] your plan was refused, nothing was done: " + why + "\n" + sess.Status()
 				continue
 			}
 			idle++

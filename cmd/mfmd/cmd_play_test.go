@@ -347,3 +347,24 @@ func TestPlayMountSim(t *testing.T) {
 		t.Errorf("access log: %v\n%.400s", err, acc)
 	}
 }
+
+// TestPlayAgentRefused: an agent command whose mfmd act calls are all
+// refused ends the run as agent-refused (not idle), nothing recorded.
+func TestPlayAgentRefused(t *testing.T) {
+	mfmdOnPath(t)
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"play", "--task", "../../tasks/smoke-walk.json", "--world", "sim", "--work", dir,
+		"--socket", filepath.Join(dir, "play.sock"), "--agent-cmd", "cat >/dev/null; mfmd act 'fly x=1' || true", "--max-turns", "9"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	st, _ := episodes.Open(filepath.Join(dir, "store"))
+	run, err := play.ReadRun(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Termination != "agent-refused" || len(run.Turns) != 0 || run.StepsUsed != 0 {
+		t.Errorf("ended %s after %d turns, %d steps; want agent-refused, none", run.Termination, len(run.Turns), run.StepsUsed)
+	}
+}

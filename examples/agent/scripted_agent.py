@@ -92,7 +92,7 @@ elif re.match(r"tree>=\d+", when):
     t = re.search(r"nearest tree: tree at (-?\d+),(-?\d+),(-?\d+)", text)
     if t:
         x, y, z = (int(v) for v in t.groups())
-        plan = f"go_to x={x} z={z} within=1.5; look_at x={x} y={y + 1} z={z}; mine_ahead; collect_drops item=tree"
+        plan = walk(x, z, 1.5) + f"; look_at x={x} y={y + 1} z={z}; mine_ahead; collect_drops item=tree"
     else:
         plan = "scan_around"
 json.dump(mem, open(state_file, "w"))
