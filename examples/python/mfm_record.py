@@ -93,7 +93,8 @@ _EOF = object()
 
 
 class Recorder:
-    """A running `mfmd record --store STORE`.
+    """A running `mfmd record --store STORE`. Use it from one thread at a
+    time: requests and replies strictly alternate.
 
     store: the store directory. init: create it if it holds no store.
     frames: keep every step's frame and state. task: the initial log
@@ -344,7 +345,16 @@ class Episode:
         if self.closed:
             return False
         if exc_type is None:
-            self.end()
+            try:
+                self.end()
+            except RequestRejected:
+                # not written (an episode without any state, say): drop it so
+                # the next episode can begin, and say why
+                try:
+                    self.rec.request("abort")
+                except RecorderError:
+                    pass
+                raise
         elif not isinstance(exc, (RecorderDied, RecorderTimeout, StoreLocked)):
             try:
                 self.abort()

@@ -163,6 +163,20 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual(self.read("episodes/ep_000001/state/state.json")["step"], 0)
         self.fsck_clean()
 
+    def test_end_refused_drops_the_episode(self):
+        # an episode without any state cannot be written: the error says so
+        # and the episode is dropped, so the next one can begin
+        with Recorder(self.store, init=True) as rec:
+            with self.assertRaises(RequestRejected) as cm:
+                with rec.episode("walk"):
+                    pass
+            self.assertIn("the episode has no state", cm.exception.error)
+            with rec.episode("walk") as ep:
+                ep.step({"step": 1, "x": 1})
+            self.assertEqual(ep.row["id"], "ep_000000")
+            self.assertEqual(rec.close(), 1)
+        self.fsck_clean()
+
     def test_procedure_call(self):
         with Recorder(self.store, init=True) as rec:
             rec.initial(FULL)
