@@ -419,13 +419,15 @@ func TestStepsIncrease(t *testing.T) {
 
 // TestGivenBlockedOnce: a blocked cell the harness gives is stored once,
 // not again as the recorder's own; a placed cell given beside a
-// place_block event is stored once too.
+// place_block event is stored once too, and a cell of another kind does
+// not keep the event's placed row from being derived.
 func TestGivenBlockedOnce(t *testing.T) {
 	s, reps, res := session(t, ServeOptions{},
 		`{"op":"initial","state":{"step":0,"x":0.5,"y":64,"z":0.5}}`,
 		`{"op":"begin","call":{"kind":"walk"}}`,
 		`{"op":"step","action":{"forward":1},"state":{"step":1},"cells":[{"cell":[0,64,1],"kind":"blocked"}]}`,
 		`{"op":"step","action":{"forward":1},"state":{"step":2},"events":["place_block dirt"],"cells":[{"cell":[0,64,1],"kind":"placed","item":"dirt"}]}`,
+		`{"op":"step","action":{"use":1},"state":{"step":3},"events":["place_block stone"],"cells":[{"cell":[5,64,5],"kind":"water"}]}`,
 		`{"op":"end"}`,
 	)
 	if !res.OK() {
@@ -435,8 +437,8 @@ func TestGivenBlockedOnce(t *testing.T) {
 	if n := strings.Count(string(b), `"kind": "blocked"`); n != 1 {
 		t.Errorf("%d blocked rows:\n%s", n, b)
 	}
-	if n := strings.Count(string(b), `"kind": "placed"`); n != 1 {
-		t.Errorf("%d placed rows:\n%s", n, b)
+	if n := strings.Count(string(b), `"kind": "placed"`); n != 2 || !strings.Contains(string(b), `"item": "stone", "kind": "placed"`) {
+		t.Errorf("%d placed rows (want the given dirt and stone from its event beside a water cell):\n%s", n, b)
 	}
 }
 
