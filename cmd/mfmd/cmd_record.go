@@ -79,16 +79,22 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *timeout <= 0 {
+		fmt.Fprintln(stderr, "mfmd record: --timeout must be positive")
+		return 2
+	}
+	if *frameDir != "" {
+		if fi, err := os.Stat(*frameDir); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "mfmd record: --frame-dir %s: not a directory\n", *frameDir)
+			return 2
+		}
+	}
 	s, err := episodes.Open(*dir)
 	if err != nil && *initStore {
 		s, err = episodes.Init(*dir)
 	}
 	if err != nil {
 		return fail(stderr, c.name, err)
-	}
-	if *timeout <= 0 {
-		fmt.Fprintln(stderr, "mfmd record: --timeout must be positive")
-		return 2
 	}
 	procs := &harness.Runner{Dir: s.Path(episodes.MineDir, "procedures"), Timeout: *timeout}
 	rec, err := harness.NewRecorder(s, harness.Options{Frames: *frames, Task: *task, NoReflexes: *noReflexes, Procedures: procs})
