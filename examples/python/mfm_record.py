@@ -66,7 +66,8 @@ class RequestRejected(RecorderError):
 
 class StoreLocked(RecorderError):
     """Another writer (a recorder, mfmd life new, fsck --repair) holds the
-    store's writer lock."""
+    store's writer lock. The recorder finds out as it starts and exits; the
+    client raises this from the first request (or close)."""
 
 
 class RecorderDied(RecorderError):
