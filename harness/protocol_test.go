@@ -277,6 +277,9 @@ func TestFramesDecodedFully(t *testing.T) {
 	if err := r.Step(Step{State: st(1, 0, 0, 0), FramePNG: cut}); err == nil || !strings.Contains(err.Error(), "not a complete PNG") {
 		t.Errorf("Go: truncated step frame: %v", err)
 	}
+	if err := r.Step(Step{State: st(1, 0, 0, 0), Cells: []Cell{{Kind: "lava"}}}); err == nil || !strings.Contains(err.Error(), `cells[0].kind: "lava" is not a kind a harness gives`) {
+		t.Errorf("Go: cell kind lava: %v", err)
+	}
 }
 
 // TestInputEndsInsideEpisode: the open episode is dropped, reported, and

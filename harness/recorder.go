@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -71,10 +72,11 @@ type State struct {
 }
 
 // Cell is a grid interaction the harness knows exactly (a block placed, a
-// container opened, water seen): written as a grid row at the step.
+// container opened, a wall it walked into, water seen): written as a grid
+// row at the step.
 type Cell struct {
 	X, Y, Z int
-	Kind    string // placed, opened, water, …
+	Kind    string // one of CellKinds: placed, opened, blocked, water
 	Item    string
 }
 
@@ -279,6 +281,11 @@ func (r *Recorder) Step(s Step) error {
 		}
 	} else if ep.hasStart && s.State.Step <= ep.start.Step {
 		return fmt.Errorf("step %d: step numbers must increase (the episode starts at step %d)", s.State.Step, ep.start.Step)
+	}
+	for i, c := range s.Cells {
+		if !slices.Contains(CellKinds, c.Kind) {
+			return fmt.Errorf("step %d: cells[%d].kind: %q is not a kind a harness gives (want %s)", s.State.Step, i, c.Kind, orList(CellKinds))
+		}
 	}
 	pngData := s.FramePNG
 	if pngData != nil {

@@ -132,7 +132,6 @@ def record(store, episodes, steps_per_episode, mfmd=None, frames=True):
                 for s in range(steps_per_episode):
                     g.step += 1
                     cells, events, action = None, None, {"forward": 1}
-                    state = None
                     if kind == "walk":
                         g.x += 0.5
                     elif kind == "wall":
