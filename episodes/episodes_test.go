@@ -270,7 +270,7 @@ func writeTestEpisode(t testing.TB, w *Writer, n int) string {
 	row, _ := MarshalPy(map[string]any{"id": id, "path": "episodes/" + id, "image": "episodes/" + id + "/observation/image.png", "kind": "episode", "summary": fmt.Sprint("ep ", n), "tags": []string{}, "x": 1.0, "y": 2.0, "z": 3.0})
 	g, _ := GridRow{Cell: [3]int{n, 0, 0}, Kind: CellWalked, Step: int64(n)}.Marshal()
 	err := w.WriteEpisode(id, Episode{
-		Files: map[string][]byte{"state/state.json": []byte("{}"), "outcome.json": []byte("{}"), "action.json": []byte("{}"), "observation/image.png": []byte("png")},
+		Files: map[string][]byte{"state/state.json": []byte("{}"), "outcome.json": []byte("{}"), "action.json": []byte("{}"), "observation/image.png": tinyPNG(t)},
 		Row:   row, Grid: [][]byte{g}, Log: []byte(fmt.Sprintf("Action %d\n", n)),
 	})
 	if err != nil {

@@ -1,10 +1,12 @@
 package episodes
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/png"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,8 +82,11 @@ func (r *Report) Count(sev Severity) int {
 // grid.jsonl and logs.txt are well-formed with no torn tail, every index
 // row names a complete episode directory (state/state.json and
 // outcome.json, plus action.json for kind "episode", all valid JSON; a
-// steps.jsonl well-formed and its frames present), ids are unique. A
-// missing observation image is a warning. Verify does not need the writer
+// steps.jsonl well-formed and its frames present), ids are unique, a
+// life has at most one initial episode and only as its first. Every frame
+// (observation/image.png, frames/*.png named by steps.jsonl) is decoded
+// fully: one a view could not read is an error. A missing frame is a
+// warning. Verify does not need the writer
 // lock; a writer appending meanwhile may show up as a torn tail.
 func Verify(s *Store) (*Report, error) {
 	rep := &Report{}
@@ -162,6 +167,8 @@ func (s *Store) verifyLife(l Life, rep *Report) error {
 		rep.add(Problem, s.rel(l.IndexPath()), 0, "missing", false)
 	}
 	seen := map[string]int{}
+	rows := 0
+	initialID, initialLine := "", 0
 	_, err := ScanFile(l.IndexPath(), 0, func(ln Line) error {
 		if len(bytes.TrimSpace(ln.Data)) == 0 {
 			rep.add(Problem, s.rel(l.IndexPath()), ln.No, "empty line", false)
@@ -177,6 +184,18 @@ func (s *Store) verifyLife(l Life, rep *Report) error {
 			rep.add(Problem, s.rel(l.IndexPath()), ln.No, fmt.Sprintf("duplicate id %s (first on line %d)", row.ID, prev), false)
 		}
 		seen[row.ID] = ln.No
+		rows++
+		if row.Kind == "initial" {
+			switch {
+			case initialID != "":
+				rep.add(Problem, s.rel(l.IndexPath()), ln.No, fmt.Sprintf("several initial episodes in one life: %s, and %s on line %d", row.ID, initialID, initialLine), false)
+			case rows > 1:
+				rep.add(Problem, s.rel(l.IndexPath()), ln.No, fmt.Sprintf("initial episode %s is not the first of its life", row.ID), false)
+			}
+			if initialID == "" {
+				initialID, initialLine = row.ID, ln.No
+			}
+		}
 		s.verifyEpisode(l, row, ln.No, rep)
 		return nil
 	})
@@ -240,8 +259,11 @@ func (s *Store) verifyEpisode(l Life, row Row, line int, rep *Report) {
 		}
 	}
 	if row.Image != "" {
-		if _, err := os.Stat(filepath.Join(l.Root, filepath.FromSlash(row.Image))); err != nil {
+		p := filepath.Join(l.Root, filepath.FromSlash(row.Image))
+		if _, err := os.Stat(p); err != nil {
 			rep.add(Warning, idx, line, fmt.Sprintf("row %s: frame %s is missing", row.ID, row.Image), false)
+		} else if err := decodePNGFile(p); err != nil {
+			rep.add(Problem, idx, line, fmt.Sprintf("row %s: frame %s: %v", row.ID, row.Image, err), false)
 		}
 	}
 	steps := filepath.Join(dir, StepsFileName)
@@ -260,13 +282,37 @@ func (s *Store) verifyEpisode(l Life, row Row, line int, rep *Report) {
 			if st.Frame != "" {
 				if !fs.ValidPath(st.Frame) {
 					rep.add(Problem, s.rel(steps), ln.No, fmt.Sprintf("frame path %q is invalid", st.Frame), false)
-				} else if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(st.Frame))); err != nil {
+				} else if p := filepath.Join(dir, filepath.FromSlash(st.Frame)); !exists(p) {
 					rep.add(Warning, s.rel(steps), ln.No, fmt.Sprintf("frame %s is missing", st.Frame), false)
+				} else if err := decodePNGFile(p); err != nil {
+					rep.add(Problem, s.rel(steps), ln.No, fmt.Sprintf("frame %s: %v", st.Frame, err), false)
 				}
 			}
 			return nil
 		})
 	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// decodePNGFile decodes a frame fully, as a view would: a truncated or
+// corrupt PNG is an error. Files not named .png are not checked.
+func decodePNGFile(p string) error {
+	if !strings.EqualFold(filepath.Ext(p), ".png") {
+		return nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := png.Decode(bufio.NewReader(f)); err != nil {
+		return fmt.Errorf("not a readable PNG: %w", err)
+	}
+	return nil
 }
 
 // Repair takes the writer lock and fixes what a crash can leave: torn

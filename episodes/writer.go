@@ -195,6 +195,18 @@ func (w *Writer) WriteNow(name string, data []byte) error {
 	return nil
 }
 
+// RemoveNow removes now/<name> if it is there (a recorder whose latest
+// state is gone: an aborted first episode, a new life).
+func (w *Writer) RemoveNow(name string) error {
+	if name == "" || strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+		return fmt.Errorf("remove now/%s: invalid name", name)
+	}
+	if err := os.Remove(w.store.Path(NowDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove now/%s: %w", name, err)
+	}
+	return nil
+}
+
 // Close releases the files and the writer lock.
 func (w *Writer) Close() error {
 	var errs []error

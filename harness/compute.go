@@ -25,6 +25,10 @@ type episode struct {
 	notes      []string
 	frames     []frameRec
 	proc       *procCall // opened by BeginProcedure
+	// prevLast and prevFrame are the recorder's latest state and frame
+	// when the episode began: Abort goes back to them.
+	prevLast  *State
+	prevFrame []byte
 }
 
 type frameRec struct {
@@ -330,8 +334,20 @@ func GridRows(id string, call Call, start State, steps []Step, lastWalked *[3]in
 			cc := c
 			lastWalked = &cc
 		}
+		given := map[string]bool{} // kinds the harness gave at this step
+		for _, x := range s.Cells {
+			given[x.Kind] = true
+		}
 		tried := isMoveAction(s.Action) || (s.Action == nil && callMoves)
-		if tried && math.Hypot(st.X-prev.X, st.Z-prev.Z) < 0.01 {
+		if given[episodes.CellBlocked] {
+			// the harness knows the blocked cell: it replaces the derived one
+			for _, x := range s.Cells {
+				if x.Kind == episodes.CellBlocked {
+					fc := [3]int{x.X, x.Y, x.Z}
+					lastBlocked = &fc
+				}
+			}
+		} else if tried && math.Hypot(st.X-prev.X, st.Z-prev.Z) < 0.01 {
 			fc := frontCell(st)
 			if lastBlocked == nil || *lastBlocked != fc {
 				rows = append(rows, episodes.GridRow{Cell: fc, Kind: episodes.CellBlocked, Step: st.Step, Episode: id})
@@ -346,22 +362,20 @@ func GridRows(id string, call Call, start State, steps []Step, lastWalked *[3]in
 		for _, x := range s.Cells {
 			rows = append(rows, episodes.GridRow{Cell: [3]int{x.X, x.Y, x.Z}, Kind: x.Kind, Step: st.Step, Item: x.Item, Pose: pose, Episode: id})
 		}
-		if len(s.Cells) == 0 {
-			for _, e := range s.Events {
-				f := strings.Fields(e)
-				if len(f) < 2 {
-					continue
-				}
-				kind := ""
-				switch eventTag(e) {
-				case "placed":
-					kind = episodes.CellPlaced
-				case "opened":
-					kind = episodes.CellOpened
-				}
-				if kind != "" {
-					rows = append(rows, episodes.GridRow{Cell: frontCell(st), Kind: kind, Step: st.Step, Item: f[1], Pose: pose, Episode: id})
-				}
+		for _, e := range s.Events {
+			f := strings.Fields(e)
+			if len(f) < 2 {
+				continue
+			}
+			kind := ""
+			switch eventTag(e) {
+			case "placed":
+				kind = episodes.CellPlaced
+			case "opened":
+				kind = episodes.CellOpened
+			}
+			if kind != "" && !given[kind] {
+				rows = append(rows, episodes.GridRow{Cell: frontCell(st), Kind: kind, Step: st.Step, Item: f[1], Pose: pose, Episode: id})
 			}
 		}
 		prev = st

@@ -572,7 +572,7 @@ func TestProtocolCall(t *testing.T) {
 {"op": "call", "call": {"kind": "dig", "raw": {"attack": 1}}}
 `
 	var out strings.Builder
-	bad, err := Serve(rec, strings.NewReader(in), &out)
+	bad, err := serveLines(rec, strings.NewReader(in), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,7 +650,7 @@ func TestInvocationMillis(t *testing.T) {
 	defer rec.Close()
 	var out strings.Builder
 	in := "{\"op\": \"initial\", \"state\": {\"step\": 0}}\n{\"op\": \"call\", \"call\": {\"kind\": \"slow\"}}\n{\"op\": \"end\"}\n"
-	if bad, err := Serve(rec, strings.NewReader(in), &out); err != nil || bad != 0 {
+	if bad, err := serveLines(rec, strings.NewReader(in), &out); err != nil || bad != 0 {
 		t.Fatalf("%d bad, %v:\n%s", bad, err, out.String())
 	}
 	act := readJSON(t, filepath.Join(s.Root, "episodes", "ep_000001", "action.json"))
@@ -766,7 +766,7 @@ func TestProtocolUnusable(t *testing.T) {
 {"op": "call", "call": {"kind": "outer"}}
 `
 	var out strings.Builder
-	if bad, err := Serve(rec, strings.NewReader(in), &out); err != nil || bad != 0 {
+	if bad, err := serveLines(rec, strings.NewReader(in), &out); err != nil || bad != 0 {
 		t.Fatalf("%d bad, %v:\n%s", bad, err, out.String())
 	}
 	reps := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -788,7 +788,7 @@ func TestProtocolUnusable(t *testing.T) {
 	os.RemoveAll(pdir)
 	os.WriteFile(pdir, []byte("not a directory"), 0o644)
 	out.Reset()
-	bad, err := Serve(rec, strings.NewReader(`{"op": "call", "call": {"kind": "dig"}}`+"\n"), &out)
+	bad, err := serveLines(rec, strings.NewReader(`{"op": "call", "call": {"kind": "dig"}}`+"\n"), &out)
 	if err != nil || bad != 1 || !strings.Contains(out.String(), `"ok":false`) || !strings.Contains(out.String(), "not a directory") {
 		t.Fatalf("unreadable dir: %d bad, %v: %s", bad, err, out.String())
 	}
@@ -901,7 +901,7 @@ func TestProtocolReflexes(t *testing.T) {
 	in.WriteString(`{"op": "begin", "call": {"kind": "walk"}}` + "\n")
 	in.WriteString(`{"op": "step", "item": 0, "state": {"step": 17, "y": 62}}` + "\n")
 	var out strings.Builder
-	bad, err := Serve(rec, strings.NewReader(in.String()), &out)
+	bad, err := serveLines(rec, strings.NewReader(in.String()), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -983,7 +983,7 @@ func TestProtocolNoReflexes(t *testing.T) {
 		}
 		in.WriteString(`{"op": "end"}` + "\n")
 		var out strings.Builder
-		if bad, err := Serve(rec, strings.NewReader(in.String()), &out); err != nil || bad != 0 {
+		if bad, err := serveLines(rec, strings.NewReader(in.String()), &out); err != nil || bad != 0 {
 			t.Fatalf("%d bad, %v:\n%s", bad, err, out.String())
 		}
 		rec.Close()

@@ -7,6 +7,8 @@ import (
 	"image"
 	"image/png"
 	"log/slog"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -70,10 +72,11 @@ type State struct {
 }
 
 // Cell is a grid interaction the harness knows exactly (a block placed, a
-// container opened, water seen): written as a grid row at the step.
+// container opened, a wall it walked into, water seen): written as a grid
+// row at the step.
 type Cell struct {
 	X, Y, Z int
-	Kind    string // placed, opened, water, …
+	Kind    string // one of CellKinds: placed, opened, blocked, water
 	Item    string
 }
 
@@ -133,13 +136,23 @@ type Recorder struct {
 	lastFrame  []byte // PNG of the latest frame, if any
 	lastWalked *[3]int
 	cur        *episode
+	// lifeHasRows: the current life has an index row (an initial episode
+	// can only be a life's first).
+	lifeHasRows bool
 }
 
-// ErrNoEpisode is returned by Step, Note and End outside an episode.
-var ErrNoEpisode = errors.New("no episode in progress (call Begin first)")
+// ErrNoEpisode is returned by Step, Note and End outside an episode. Its
+// text names the protocol's ops (begin, call), which are Begin and
+// BeginProcedure in Go.
+var ErrNoEpisode = errors.New("no episode is open (begin or call opens one)")
 
-// ErrInEpisode is returned by Begin and Initial while an episode is open.
-var ErrInEpisode = errors.New("an episode is in progress (call End first)")
+// ErrInEpisode is returned by Begin, Initial and NewLife while an episode
+// is open.
+var ErrInEpisode = errors.New("an episode is open (end or abort closes it)")
+
+// ErrNotFirst is returned by Initial when the current life already has an
+// episode: the initial episode is a life's first or none.
+var ErrNotFirst = errors.New("the initial episode can only be the first of a life")
 
 // NewRecorder opens the store for writing (taking the writer lock: a
 // second writer gets an error wrapping episodes.ErrLocked) and returns a
@@ -174,6 +187,10 @@ func NewRecorder(s *episodes.Store, opt Options) (*Recorder, error) {
 		w.Close()
 		return nil, err
 	}
+	// OpenWriter has cut any torn tail: a non-empty index has a row.
+	if fi, err := os.Stat(life.IndexPath()); err == nil && fi.Size() > 0 {
+		r.lifeHasRows = true
+	}
 	return r, nil
 }
 
@@ -189,10 +206,16 @@ func (r *Recorder) InEpisode() bool { return r.cur != nil }
 
 // Initial records the initial state as episode kind "initial" (summary
 // "initial state", tag "initial"), as the paper's harness does for
-// ep_000000. frame may be nil, an image.Image or PNG bytes.
+// ep_000000. It must be the first episode of its life: after any other
+// episode of the life it returns an error wrapping ErrNotFirst (NewLife
+// starts a life that may have one). frame may be nil, an image.Image or
+// PNG bytes (decoded fully: a truncated PNG is refused).
 func (r *Recorder) Initial(st State, frame any) (episodes.Row, error) {
 	if r.cur != nil {
 		return episodes.Row{}, fmt.Errorf("initial: %w", ErrInEpisode)
+	}
+	if r.lifeHasRows {
+		return episodes.Row{}, fmt.Errorf("initial: life %d already has episodes (up to %s): %w (life starts a new one)", r.life, episodes.EpisodeID(r.nextNum()-1), ErrNotFirst)
 	}
 	pngData, err := framePNG(frame)
 	if err != nil {
@@ -203,8 +226,14 @@ func (r *Recorder) Initial(st State, frame any) (episodes.Row, error) {
 	if err != nil {
 		return episodes.Row{}, err
 	}
+	r.lifeHasRows = true
 	r.setLast(st, pngData)
 	return row, nil
+}
+
+func (r *Recorder) nextNum() int64 {
+	n, _ := episodes.ParseEpisodeID(r.w.NextID())
+	return n
 }
 
 // Begin opens an episode doing c. Its start is the latest recorded state
@@ -226,7 +255,7 @@ func (r *Recorder) Begin(c Call) error {
 		}
 		c.Meta = m
 	}
-	ep := &episode{id: r.w.NextID(), call: c}
+	ep := &episode{id: r.w.NextID(), call: c, prevLast: r.last, prevFrame: r.lastFrame}
 	if r.last != nil {
 		ep.start = cloneState(*r.last)
 		ep.hasStart = true
@@ -236,25 +265,39 @@ func (r *Recorder) Begin(c Call) error {
 	return nil
 }
 
-// Step adds one step to the current episode and updates now/.
+// Step adds one step to the current episode and updates now/. Step
+// numbers strictly increase: a step's must be past the previous step's,
+// and the first step's past the episode's start state. A FramePNG is
+// decoded fully (a truncated PNG is refused); a refused step changes
+// nothing.
 func (r *Recorder) Step(s Step) error {
 	ep := r.cur
 	if ep == nil {
 		return fmt.Errorf("step: %w", ErrNoEpisode)
 	}
+	if len(ep.steps) > 0 {
+		if prev := ep.steps[len(ep.steps)-1].State.Step; s.State.Step <= prev {
+			return fmt.Errorf("step %d: step numbers must increase (the previous step was %d)", s.State.Step, prev)
+		}
+	} else if ep.hasStart && s.State.Step <= ep.start.Step {
+		return fmt.Errorf("step %d: step numbers must increase (the episode starts at step %d)", s.State.Step, ep.start.Step)
+	}
+	for i, c := range s.Cells {
+		if !slices.Contains(CellKinds, c.Kind) {
+			return fmt.Errorf("step %d: cells[%d].kind: %q is not a kind a harness gives (want %s)", s.State.Step, i, c.Kind, orList(CellKinds))
+		}
+	}
 	pngData := s.FramePNG
+	if pngData != nil {
+		if err := checkPNG(pngData); err != nil {
+			return fmt.Errorf("step %d: frame: %w", s.State.Step, err)
+		}
+	}
 	if pngData == nil && s.Frame != nil {
 		var err error
 		if pngData, err = encodePNG(s.Frame); err != nil {
 			return fmt.Errorf("step %d: %w", s.State.Step, err)
 		}
-	}
-	if len(ep.steps) > 0 {
-		if prev := ep.steps[len(ep.steps)-1].State.Step; s.State.Step < prev {
-			return fmt.Errorf("step %d: steps must not go back (previous step %d)", s.State.Step, prev)
-		}
-	} else if ep.hasStart && s.State.Step < ep.start.Step {
-		return fmt.Errorf("step %d: steps must not go back (episode starts at step %d)", s.State.Step, ep.start.Step)
 	}
 	if !ep.hasStart {
 		ep.start = cloneState(s.State)
@@ -304,25 +347,58 @@ func (r *Recorder) End() (episodes.Row, error) {
 		return episodes.Row{}, fmt.Errorf("end: %w", ErrNoEpisode)
 	}
 	if !ep.hasStart {
-		return episodes.Row{}, errors.New("end: the episode has no state (no Initial, no previous episode, no step)")
+		return episodes.Row{}, errors.New("end: the episode has no state (no initial, no earlier episode, no step)")
 	}
 	row, err := r.commit(ep)
 	if err != nil {
 		return episodes.Row{}, err
 	}
+	r.lifeHasRows = true
 	r.cur = nil
 	return row, nil
 }
 
-// Abort drops the current episode without writing anything.
-func (r *Recorder) Abort() { r.cur = nil }
+// Abort drops the current episode without writing anything: the latest
+// state (the next episode's start, and now/) is again the one before it.
+func (r *Recorder) Abort() {
+	ep := r.cur
+	if ep == nil {
+		return
+	}
+	r.cur = nil
+	if len(ep.steps) == 0 {
+		return
+	}
+	r.last, r.lastFrame = ep.prevLast, ep.prevFrame
+	r.writeNow()
+}
 
-// Close drops an unfinished episode (its steps are not recorded) and
-// releases the writer lock.
+// NewLife ends the current life (Writer.NewLife: its records move to
+// previous/life_N, mine/ stays) and starts the next with no latest state:
+// its first state carries nothing over, it may begin with an initial
+// episode, and now/ is emptied. It is refused while an episode is open.
+// It returns the life that ended.
+func (r *Recorder) NewLife() (episodes.Life, error) {
+	if r.cur != nil {
+		return episodes.Life{}, fmt.Errorf("life: %w", ErrInEpisode)
+	}
+	frozen, err := r.w.NewLife()
+	if err != nil {
+		return episodes.Life{}, fmt.Errorf("life: %w", err)
+	}
+	r.life = frozen.N + 1
+	r.last, r.lastFrame, r.lastWalked = nil, nil, nil
+	r.lifeHasRows = false
+	r.writeNow()
+	return frozen, nil
+}
+
+// Close drops an unfinished episode (its steps are not recorded; now/ is
+// back to the state before it) and releases the writer lock.
 func (r *Recorder) Close() error {
 	if r.cur != nil {
 		r.opt.Logger.Warn("recorder closed inside an episode; its steps are dropped", "episode", r.cur.id, "steps", len(r.cur.steps))
-		r.cur = nil
+		r.Abort()
 	}
 	return r.w.Close()
 }
@@ -348,6 +424,32 @@ func (r *Recorder) setLast(st State, pngData []byte) {
 	}
 }
 
+// writeNow makes now/ the latest state and frame again (after an abort or
+// a new life): each is rewritten, or removed when there is none.
+func (r *Recorder) writeNow() {
+	if r.opt.NoNow {
+		return
+	}
+	var st []byte
+	if r.last != nil {
+		st, _ = episodes.MarshalPyIndent(stateJSON(*r.last))
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"state.json", st}, {"frame.png", r.lastFrame}} {
+		var err error
+		if f.data != nil {
+			err = r.w.WriteNow(f.name, f.data)
+		} else {
+			err = r.w.RemoveNow(f.name)
+		}
+		if err != nil {
+			r.opt.Logger.Warn("restore now/"+f.name, "err", err)
+		}
+	}
+}
+
 func framePNG(frame any) ([]byte, error) {
 	switch f := frame.(type) {
 	case nil:
@@ -355,6 +457,9 @@ func framePNG(frame any) ([]byte, error) {
 	case []byte:
 		if len(f) == 0 {
 			return nil, nil
+		}
+		if err := checkPNG(f); err != nil {
+			return nil, fmt.Errorf("frame: %w", err)
 		}
 		return f, nil
 	case image.Image:

@@ -17,7 +17,9 @@ func init() {
 			"A byte-exact drop-in for the paper's query tool over the store DIR (default $MFM_STORE,\n" +
 			"else the current directory): the same flags, abbreviations (--la 5, --steps=...), filter\n" +
 			"order (steps, near, tag, action, grep, last) and output lines; usage errors exit 2.\n" +
-			"--store must be spelled out in full. mfmd episodes -h prints the tool's own help.",
+			"--store must be spelled out in full. A store (or --root, relative to it) that does not exist or\n" +
+			"holds no index.jsonl is an error (exit 1), never an empty answer. mfmd episodes -h prints the\n" +
+			"tool's own help.",
 		run: runEpisodes,
 	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
@@ -15,14 +14,15 @@ func init() {
 	register(&command{
 		name:    "record",
 		summary: "record episodes from JSON lines on stdin (the harness protocol)",
-		usage: `--store DIR [--init] [--frames] [--task TEXT] [--no-reflexes] [--timeout 10s]
+		usage: `--store DIR [--init] [--frames] [--task TEXT] [--no-reflexes] [--timeout 10s] [--frame-dir DIR]
 
 Reads one JSON request per line on stdin and writes one JSON reply per line
 on stdout: {"ok": true, "line": N, "op": OP, "episode": "ep_NNNNNN", ...}.
-Any request may carry "id", echoed in its reply. The ops:
+Any request may carry "id", echoed in its reply. Field names are exact
+(case-sensitive) and each op takes only its own fields. The ops:
 
-  initial  {"state": STATE} [+ frame]: writes ep_000000 (kind initial);
-           the reply carries its index row
+  initial  {"state": STATE} [+ frame]: the initial episode (kind initial),
+           only as the first episode of a life; the reply carries its row
   begin    {"call": {"kind": NAME, "args": {...}} or {"raw": {"attack": 1}},
            optional "budget", "plan", "header", "meta"}: opens an episode
   call     {"call": {"kind": PROCEDURE, "args": {...}}}: runs
@@ -40,13 +40,18 @@ Any request may carry "id", echoed in its reply. The ops:
   end      after call: optional "outcome" (default stopped after a
            reflex stop, else ok), "error", "done" (items executed,
            default all): writes the episode; the reply carries its row
-  abort    drops the open episode
+  abort    drops the open episode (now/ goes back to the state before it)
+  life     ends the current life (to previous/life_N, mine/ stays) and
+           starts the next; the reply carries "life" and "previous"
 
-STATE is {"step": N (required), "x", "y", "z", "yaw", "pitch", "inventory",
-"health", "gui_open", "milestones", "extra"}; a frame is "frame_png_b64" or
-"frame_path". A bad line gets {"ok": false, "error": "line N: ..."} and
-changes nothing; at end of input an open episode is dropped. Holds the
-store's writer lock until stdin ends. Exits 1 if any line was rejected.
+STATE is {"step": N (required, strictly increasing), "x", "y", "z", "yaw",
+"pitch", "inventory", "health", "gui_open", "milestones", "extra"}; a field
+left out keeps its value from the latest state of the life. A cell is
+{"cell": [x, y, z], "kind": placed|opened|blocked|water, "item"}. A frame
+is "frame_png_b64" or "frame_path" (relative to --frame-dir), a complete
+PNG. A bad line gets {"ok": false, "error": "line N: ..."} and changes
+nothing. Holds the store's writer lock until stdin ends. Exits 1 if any
+line was rejected or stdin ended inside an episode (which is dropped).
 The protocol is in docs/RECORD.md.`,
 		run: runRecord,
 	})
@@ -65,6 +70,7 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	task := fs.String("task", "", "task text for the initial log block")
 	noReflexes := fs.Bool("no-reflexes", false, "do not check mine/reflexes on the steps of call episodes")
 	timeout := fs.Duration("timeout", 10*time.Second, "per-process timeout of procedures and reflexes (mfm-timeout may shorten it)")
+	frameDir := fs.String("frame-dir", "", "directory a relative frame_path is resolved against (default: the working directory)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -73,6 +79,16 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *timeout <= 0 {
+		fmt.Fprintln(stderr, "mfmd record: --timeout must be positive")
+		return 2
+	}
+	if *frameDir != "" {
+		if fi, err := os.Stat(*frameDir); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "mfmd record: --frame-dir %s: not a directory\n", *frameDir)
+			return 2
+		}
+	}
 	s, err := episodes.Open(*dir)
 	if err != nil && *initStore {
 		s, err = episodes.Init(*dir)
@@ -80,24 +96,25 @@ func runRecordIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	if *timeout <= 0 {
-		fmt.Fprintln(stderr, "mfmd record: --timeout must be positive")
-		return 2
-	}
 	procs := &harness.Runner{Dir: s.Path(episodes.MineDir, "procedures"), Timeout: *timeout}
 	rec, err := harness.NewRecorder(s, harness.Options{Frames: *frames, Task: *task, NoReflexes: *noReflexes, Procedures: procs})
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	bad, err := harness.Serve(rec, stdin, stdout)
+	res, err := harness.Serve(rec, stdin, stdout, harness.ServeOptions{FrameDir: *frameDir})
 	if cerr := rec.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	if bad > 0 {
-		slog.Warn("record: lines rejected", "count", bad)
+	if res.Dropped != "" {
+		fmt.Fprintf(stderr, "mfmd record: input ended inside episode %s (%d step(s)): it is dropped, nothing of it is recorded\n", res.Dropped, res.DroppedSteps)
+	}
+	if res.Rejected > 0 {
+		fmt.Fprintf(stderr, "mfmd record: %d of %d line(s) rejected (their replies say why)\n", res.Rejected, res.Lines)
+	}
+	if !res.OK() {
 		return 1
 	}
 	return 0

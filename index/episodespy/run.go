@@ -397,6 +397,28 @@ func Recent(rows []*Row, k int) []*Row {
 
 var lifeRoot = regexp.MustCompile(`^(?:\./)?previous/life_(\d+)/?$`)
 
+// checkRoot refuses a memory root that is not a store: a query of a
+// directory that does not exist, or holds no index.jsonl, format marker or
+// previous/, would answer "(no matching episodes)" as if the store were
+// empty.
+func checkRoot(root, rootFlag, store string) error {
+	what, hint := "store "+store, "give --store DIR or set MFM_STORE"
+	if rootFlag != "" {
+		what = fmt.Sprintf("--root %s (%s, relative to the store %s)", rootFlag, root, store)
+		hint = "--root is relative to the store: previous/life_1, say"
+	}
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: no such directory (%s)", what, hint)
+	}
+	for _, n := range []string{episodes.IndexFileName, episodes.FormatFileName, episodes.PreviousDir} {
+		if _, err := os.Stat(filepath.Join(root, n)); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: not a store (no %s in it; %s)", what, episodes.IndexFileName, hint)
+}
+
 // Run executes parsed options.
 func Run(ctx context.Context, o *Options, env Env) (*Result, error) {
 	root := env.Store
@@ -406,6 +428,9 @@ func Run(ctx context.Context, o *Options, env Env) (*Result, error) {
 		} else {
 			root = filepath.Join(env.Store, filepath.FromSlash(o.Root))
 		}
+	}
+	if err := checkRoot(root, o.Root, env.Store); err != nil {
+		return nil, err
 	}
 	if o.ThenNow != nil {
 		return thenNow(ctx, o, env, root)
