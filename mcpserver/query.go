@@ -171,7 +171,11 @@ func (s *server) episodesPy(ctx context.Context, argv []string, limit int, sheet
 		if err := json.Unmarshal(row.Raw, &m); err != nil {
 			return nil, out, fmt.Errorf("episodes.py: row %s: %w", row.ID, err)
 		}
-		out.Rows = append(out.Rows, QueryRow{Dir: row.Dir(), Row: m})
+		dir := row.Dir()
+		if r, err := filepath.Rel(s.cfg.Store.Root, dir); err == nil && filepath.IsAbs(dir) {
+			dir = filepath.ToSlash(r)
+		}
+		out.Rows = append(out.Rows, QueryRow{Dir: dir, Row: m})
 	}
 	out.Returned = len(out.Rows)
 	out.Truncated = out.Returned < out.Count

@@ -226,4 +226,3 @@ func (s *server) view(ctx context.Context, _ *mcp.CallToolRequest, in ViewInput)
 		&mcp.ImageContent{Data: data, MIMEType: out.MIMEType},
 	}}, out, nil
 }
-
