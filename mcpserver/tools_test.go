@@ -446,7 +446,7 @@ func TestReadOnlyRun(t *testing.T) {
 type panicQuerier struct{}
 
 func (panicQuerier) Query(context.Context, string) ([][]byte, []string, error) { panic("bug") }
-func (panicQuerier) Grammar() string                                             { return query.Grammar() }
+func (panicQuerier) Grammar() string                                           { return query.Grammar() }
 
 func TestPanicIsAToolError(t *testing.T) {
 	cs, _ := newTestServer(t, func(c *Config) { c.Hooks.Querier = panicQuerier{} })
