@@ -63,12 +63,12 @@ func fuzzStore(t testing.TB) (realRoots, string) {
 		}
 	}
 	for name, content := range map[string]string{
-		"store/index.jsonl":                   "{}\n",
-		"store/mfm-store.json":                `{"format": "mfm-store", "version": 1}`,
-		"store/.mfm/secret":                   "s",
+		"store/index.jsonl":                    "{}\n",
+		"store/mfm-store.json":                 `{"format": "mfm-store", "version": 1}`,
+		"store/.mfm/secret":                    "s",
 		"store/episodes/ep_000001/action.json": "{}",
-		"store/mine/notes.md":                 "n",
-		"outside/secret":                      "s",
+		"store/mine/notes.md":                  "n",
+		"outside/secret":                       "s",
 	} {
 		if err := os.WriteFile(filepath.Join(base, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
