@@ -200,4 +200,3 @@ func TestBinaryHTTP(t *testing.T) {
 	defer cs.Close()
 	exerciseServer(t, cs, s.Root)
 }
-
