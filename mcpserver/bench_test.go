@@ -124,3 +124,29 @@ func BenchmarkCallVsMount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolInProcess times tool calls through the SDK's in-memory
+// transport: the server's and the SDK's own cost, without a pipe or a
+// second process.
+func BenchmarkToolInProcess(b *testing.B) {
+	cs, _ := newTestServer(b, nil)
+	ctx := context.Background()
+	for _, op := range []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"read_outcome", ToolRead, map[string]any{"path": "episodes/ep_000044/outcome.json"}},
+		{"read_frame_png", ToolRead, map[string]any{"path": "episodes/ep_000044/observation/image.png"}},
+		{"query_tag_damage_scan", ToolQuery, map[string]any{"query": "tag:damage"}},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: op.tool, Arguments: op.args})
+				if err != nil || res.IsError {
+					b.Fatalf("%s: %v %s", op.tool, err, texts(res))
+				}
+			}
+		})
+	}
+}
