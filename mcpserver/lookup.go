@@ -96,7 +96,7 @@ func (s *server) lookup(ctx context.Context, rel string) (*entry, error) {
 	if first == "q" && h.Querier != nil {
 		return s.lookupQuery(ctx, rel, rest)
 	}
-	if h.Viewer != nil {
+	if h.Viewer != nil && first != episodes.MineDir {
 		if _, ok, err := view.Parse(rel); ok || err != nil {
 			if err != nil {
 				return nil, fmt.Errorf("view %q: %w", rel, err)

@@ -186,6 +186,10 @@ func (s *server) episodesPy(ctx context.Context, argv []string, limit int, sheet
 	if strings.TrimSpace(r.Stderr) != "" {
 		text += r.Stderr
 	}
+	// The images' temporary paths mean nothing to the caller.
+	for _, p := range images {
+		text = strings.ReplaceAll(text, p, "(the attached image)")
+	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{textContent(text)}}
 	for _, p := range images {
 		b, err := os.ReadFile(p)

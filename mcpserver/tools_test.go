@@ -201,7 +201,7 @@ func TestQueryTool(t *testing.T) {
 		{name: "cue no match", args: map[string]any{"query": "tag:nosuchtag"}, count: 0, contains: "no matching episodes"},
 		{name: "episodes.py", args: map[string]any{"episodes_py": []string{"--near", "-69.4", "188.6", "--radius", "1", "--action", "pillar_up"}},
 			want: []string{"episodes/ep_000176", "episodes/ep_000239"}, count: 2, contains: "ep_000176  steps 2696-2731"},
-		{name: "episodes.py sheet", args: map[string]any{"episodes_py": []string{"--tag", "damage", "--sheet", "/etc/evil.png"}}, want: damage, count: 4, images: 1},
+		{name: "episodes.py sheet", args: map[string]any{"episodes_py": []string{"--tag", "damage", "--sheet", "/etc/evil.png"}}, want: damage, count: 4, images: 1, contains: "sheet: (the attached image)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -399,8 +399,14 @@ func TestBadCallsAreToolErrors(t *testing.T) {
 	if diff := diffTrees(beforeOut, treeHash(t, outside)); diff != "" {
 		t.Errorf("refused calls changed the outside directory: %s", diff)
 	}
+	// A file in mine/ whose name looks like a view is a file, as in the mount.
+	call(t, cs, ToolWrite, map[string]any{"path": "mine/x@zoom=2.png", "content": "not a view"})
+	res := call(t, cs, ToolRead, map[string]any{"path": "mine/x@zoom=2.png"})
+	if imgs := images(res); res.IsError || len(imgs) != 1 || string(imgs[0].Data) != "not a view" {
+		t.Errorf("mine/x@zoom=2.png is not served as the file: %s", texts(res))
+	}
 	// Symlinks that stay inside the memory work as through the mount.
-	res := call(t, cs, ToolRead, map[string]any{"path": "mine/idx", "limit": 1})
+	res = call(t, cs, ToolRead, map[string]any{"path": "mine/idx", "limit": 1})
 	if res.IsError || !strings.HasPrefix(texts(res), `{"action_kind"`) {
 		t.Errorf("mine/idx -> ../index.jsonl: %s", texts(res))
 	}
