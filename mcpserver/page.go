@@ -46,8 +46,13 @@ func countTextLines(r io.Reader) (int, error) {
 // at most maxBytes of them. A line longer than maxBytes is returned cut
 // when it is the first of the window; otherwise the window ends before
 // it.
-func pageLines(r io.Reader, start, limit, maxBytes int) (page, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// size (the text's length, or -1 if unknown) only sizes the buffer.
+func pageLines(r io.Reader, size int64, start, limit, maxBytes int) (page, error) {
+	buf := 64 << 10
+	if size >= 0 && size < int64(buf) {
+		buf = max(16, int(size)+1) // bufio's minimum is 16
+	}
+	br := bufio.NewReaderSize(r, buf)
 	p := page{start: start}
 	line := 1
 	for line < start {
@@ -90,7 +95,7 @@ func pageLines(r io.Reader, start, limit, maxBytes int) (page, error) {
 			}
 			break
 		}
-		if len(cur) == 0 && done {
+		if len(cur) == 0 && done && !over {
 			break
 		}
 		if over {

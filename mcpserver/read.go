@@ -101,7 +101,7 @@ func (s *server) readText(rel string, r io.ReadSeeker, size int64, offset, limit
 		start = max(1, total+start+1)
 		limit = min(limit, -offset)
 	}
-	p, err := pageLines(r, start, limit, s.lim.MaxTextBytes)
+	p, err := pageLines(r, size, start, limit, s.lim.MaxTextBytes)
 	if err != nil {
 		return nil, *out, fmt.Errorf("read %s: %w", rel, err)
 	}
