@@ -71,6 +71,17 @@ func exerciseServer(t *testing.T, cs *mcp.ClientSession, storeRoot string) {
 	if strings.Join(names, " ") != strings.Join(allToolNames, " ") {
 		t.Fatalf("tools %v, want %v", names, allToolNames)
 	}
+	// mfmd mcp serves the mount's trees and generated files too.
+	for path, want := range map[string]string{
+		"":                         "consolidate/\n",
+		"consolidate":              "digest.md\n",
+		"mine/procedures/.catalog": `"procedures"`,
+	} {
+		res := call(t, cs, ToolRead, map[string]any{"path": path})
+		if res.IsError || !strings.Contains(texts(res), want) {
+			t.Errorf("read %q: %s; want %q in it", path, texts(res), want)
+		}
+	}
 	res := call(t, cs, ToolQuery, map[string]any{"query": "tag:damage"})
 	var q QueryOutput
 	structured(t, res, &q)
