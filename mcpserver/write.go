@@ -19,12 +19,18 @@ type WriteInput struct {
 	Append  bool   `json:"append,omitempty" jsonschema:"add content at the end of the file instead of replacing it"`
 }
 
-// WriteOutput describes a write or an edit.
+// WriteOutput describes a write.
 type WriteOutput struct {
+	Path    string `json:"path"`
+	Bytes   int    `json:"bytes" jsonschema:"size of the file after the call"`
+	Created bool   `json:"created,omitempty" jsonschema:"the file did not exist before"`
+}
+
+// EditOutput describes an edit.
+type EditOutput struct {
 	Path         string `json:"path"`
 	Bytes        int    `json:"bytes" jsonschema:"size of the file after the call"`
-	Created      bool   `json:"created,omitempty" jsonschema:"the file did not exist before"`
-	Replacements int    `json:"replacements,omitempty" jsonschema:"occurrences replaced (edit)"`
+	Replacements int    `json:"replacements" jsonschema:"occurrences of old_text replaced"`
 }
 
 // maxRewrite is the largest file an append rewrites (appends are
@@ -109,8 +115,8 @@ type EditInput struct {
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text"`
 }
 
-func (s *server) edit(ctx context.Context, _ *mcp.CallToolRequest, in EditInput) (*mcp.CallToolResult, WriteOutput, error) {
-	out := WriteOutput{}
+func (s *server) edit(ctx context.Context, _ *mcp.CallToolRequest, in EditInput) (*mcp.CallToolResult, EditOutput, error) {
+	out := EditOutput{}
 	rel, err := CleanPath(in.Path)
 	if err != nil {
 		return nil, out, fmt.Errorf("edit: %w", err)
