@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mfm-project/mfm/consolidate"
+	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/mcpserver"
+	"github.com/mfm-project/mfm/view"
+)
+
+func init() {
+	register(&command{
+		name:    "mcp",
+		summary: "serve the memory over the Model Context Protocol (stdio, or --http ADDR)",
+		usage: "--store DIR [--read-only] [--http ADDR]\n\n" +
+			"Serves the store to an MCP client with the mount's semantics: tools query, read, view,\n" +
+			"write and edit (mine/ only), check; the generated README and the agent brief as\n" +
+			"resources; a prompt that is the brief. Without --http it speaks MCP on stdin/stdout\n" +
+			"(what `claude mcp add mfm -- mfmd mcp --store DIR` runs); with --http ADDR it serves\n" +
+			"the streamable HTTP transport at http://ADDR/ until SIGINT/SIGTERM. docs/MCP.md has\n" +
+			"the tools, their limits and client setup.",
+		run: runMCP,
+	})
+}
+
+func runMCP(args []string, stdout, stderr io.Writer) int {
+	c := commands["mcp"]
+	fl := newFlagSet(c, stdout, stderr)
+	storeDir := fl.String("store", os.Getenv("MFM_STORE"), "store directory (default $MFM_STORE)")
+	readOnly := fl.Bool("read-only", false, "refuse every write, mine/ included (memory frozen for evaluation runs)")
+	httpAddr := fl.String("http", "", "serve streamable HTTP on ADDR (host:port; port 0 picks one) instead of stdio")
+	timeout := fl.Duration("call-timeout", 30*time.Second, "upper bound for one tool call")
+	if code, done := parseFlags(fl, args, stdout); done {
+		return code
+	}
+	if *storeDir == "" || fl.NArg() != 0 {
+		fmt.Fprintln(stderr, "mfmd mcp: need --store DIR and no arguments")
+		fl.Usage()
+		return 2
+	}
+	store, err := episodes.Open(*storeDir)
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	hooks, closeHooks, err := setupHooks(store)
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	defer closeHooks()
+	lim := mcpserver.DefaultLimits()
+	lim.CallTimeout = *timeout
+	resolver := citationResolver(store)
+	srv, err := mcpserver.New(mcpserver.Config{
+		Store:     store,
+		Hooks:     hooks,
+		Renderer:  view.NewFiles(view.DefaultLimits()),
+		Citations: func() ([]consolidate.Resolved, error) { return resolver.Citations() },
+		ReadOnly:  *readOnly,
+		Limits:    lim,
+		Logger:    slog.Default(),
+	})
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *httpAddr == "" {
+		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+			return fail(stderr, c.name, err)
+		}
+		return 0
+	}
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// The address line is how a script or test finds a port picked with :0.
+	fmt.Fprintf(stderr, "mfmd: serving %s over MCP at http://%s/\n", store.Root, ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fail(stderr, c.name, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		slog.Warn("mcp: http shutdown", slog.Any("err", err))
+	}
+	return 0
+}
