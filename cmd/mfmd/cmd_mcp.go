@@ -62,7 +62,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	defer closeHooks()
 	lim := mcpserver.DefaultLimits()
 	lim.CallTimeout = *timeout
-	resolver := citationResolver(store)
+	resolver := &consolidate.Resolver{Store: store}
 	srv, err := mcpserver.New(mcpserver.Config{
 		Store:     store,
 		Hooks:     hooks,
