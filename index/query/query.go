@@ -69,6 +69,26 @@ type Query struct {
 	AllLives bool // life:all
 	Last     int  // last:N; 0 = all
 	InMine   bool // in:mine: episodes cited by mine/ whose citing line matches Words
+	// Agent is the agent asked for with agent:NAME, AllAgents (agent:all)
+	// every agent of a shared mount; "" is this agent's own store. A
+	// shared mount answers them (package fleet); the local index does not.
+	Agent     string
+	AllAgents bool
+}
+
+// ValidAgentName reports whether name can name an agent: 1 to 64 of
+// a-z 0-9 _ - ., starting with a letter or digit, and not "all".
+func ValidAgentName(name string) bool {
+	if name == "" || len(name) > 64 || name == "all" {
+		return false
+	}
+	for i, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '_' || c == '-' || c == '.')
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Error is a parse error: the bad term and what is wrong with it.
@@ -98,6 +118,7 @@ func Grammar() string {
   since:T  until:T    recorded at or after / at or before T (RFC 3339 or YYYY-MM-DD)
   last:N              keep only the most recent N matches
   in:mine             episodes cited in mine/ files, on lines matching the words
+  agent:NAME agent:all  another agent's episodes, or every agent's (shared mounts)
 Examples: tag:stuck last:5   action:mine_ahead steps:100..400   near:-256,-138 r:10 y:<5
 `
 }
@@ -255,8 +276,20 @@ func Parse(s string) (*Query, error) {
 				return nil, err
 			}
 			q.InMine = true
+		case "agent":
+			if err := once("agent", t.text); err != nil {
+				return nil, err
+			}
+			if val == "all" {
+				q.AllAgents = true
+				break
+			}
+			if !ValidAgentName(val) {
+				return nil, bad("agent: wants an agent name (a-z 0-9 _ - ., up to 64) or all, e.g. agent:alice")
+			}
+			q.Agent = val
 		default:
-			return nil, bad("unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in:)")
+			return nil, bad("unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in: agent:)")
 		}
 	}
 	if radius != nil {
