@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -87,6 +86,8 @@ func (a *agentT) record(t testing.TB, k int, tags ...string) []string {
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
+	start := time.Now()
+	defer func() { t.Logf("%s: %v", what, time.Since(start)) }()
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", d, what)
@@ -181,7 +182,7 @@ func TestShareBetweenAgents(t *testing.T) {
 		{"agent:alice \"moved 9\"", ""},
 		{"agent:all last:2", "agents/alice/episodes/ep_000002 agents/alice/episodes/ep_000003"},
 		{"agent:all tag:nothing", "episodes/ep_000000"}, // the stub answers every local query with its row
-		{"agent:bob", "episodes/ep_000000"},            // this agent: the local index
+		{"agent:bob", "episodes/ep_000000"},             // this agent: the local index
 	}
 	for _, tt := range tests {
 		rows, dirs, err := q.Query(ctx, tt.query)
@@ -212,8 +213,10 @@ type localStub struct {
 	dirs []string
 }
 
-func (l localStub) Query(context.Context, string) ([][]byte, []string, error) { return l.rows, l.dirs, nil }
-func (l localStub) Grammar() string                                              { return "" }
+func (l localStub) Query(context.Context, string) ([][]byte, []string, error) {
+	return l.rows, l.dirs, nil
+}
+func (l localStub) Grammar() string { return "" }
 
 // countRows is the number of mfm_episodes rows of agent, and of distinct ids.
 func countRows(t testing.TB, url, agent string) (rows, distinct int) {
@@ -291,5 +294,3 @@ func TestStartErrors(t *testing.T) {
 		}
 	}
 }
-
-var _ = errors.Is

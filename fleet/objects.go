@@ -61,6 +61,9 @@ func openObjects(cfg ObjectsConfig) (*objects, error) {
 		Creds:  credentials.NewStaticV4(access, secret, ""),
 		Secure: u.Scheme == "https",
 		Region: os.Getenv("AWS_REGION"),
+		// A store that is down is the shipper's to retry, not the
+		// client's: fail fast so the agent's view of it stays current.
+		MaxRetries: 2,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("objects %s at %s: %w", cfg.URL, ep, err)
