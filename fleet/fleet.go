@@ -76,17 +76,11 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	pcfg, err := pgxpool.ParseConfig(cfg.Postgres)
-	if err != nil {
-		return nil, fmt.Errorf("shared database %q: want a postgres:// URL: %w", cfg.Postgres, err)
-	}
-	pcfg.MaxConns = 8
-	pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := pgxpool.NewWithConfig(ctx, pcfg)
+	db, err := newPool(ctx, cfg.Postgres)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("shared database: %w", err)
+		return nil, err
 	}
 	cacheDir, err := cfg.Store.MetaPath("fleet", "cache")
 	if err != nil {
@@ -114,6 +108,22 @@ func Start(cfg Config) (*Node, error) {
 	go func() { defer n.wg.Done(); n.ship.run(ctx) }()
 	go func() { defer n.wg.Done(); n.follow.run(ctx) }()
 	return n, nil
+}
+
+// newPool opens a connection pool on url; it connects lazily, so a
+// database that is down is not an error here.
+func newPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("shared database %q: want a postgres:// URL: %w", url, err)
+	}
+	pcfg.MaxConns = 8
+	pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+	db, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("shared database: %w", err)
+	}
+	return db, nil
 }
 
 // ensureSchema creates the shared tables once per process.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -176,7 +177,10 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 	// Newest first, a page at a time, until Last rows pass the exact match.
 	page := max(pq.Last*2, 64)
 	for off := 0; len(hits) < pq.Last; off += page {
-		scanned, err := q.collect(ctx, fmt.Sprintf("%s ORDER BY at DESC, agent DESC, life DESC, num DESC LIMIT %d OFFSET %d", sql, page, off), args, pq, &hits, pq.Last)
+		// LIMIT and OFFSET as parameters keep the statement text stable,
+		// so the connection's prepared statement is reused.
+		pargs := append(slices.Clip(args), page, off)
+		scanned, err := q.collect(ctx, fmt.Sprintf("%s ORDER BY at DESC, agent DESC, life DESC, num DESC LIMIT $%d OFFSET $%d", sql, len(args)+1, len(args)+2), pargs, pq, &hits, pq.Last)
 		if err != nil {
 			return nil, err
 		}
