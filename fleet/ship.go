@@ -57,6 +57,7 @@ type shipper struct {
 	mark      watermark
 	shareMine bool
 	notes     map[string]noteStamp // mine/ files as last shipped
+	mineAt    time.Time            // when mine/ was last compared
 
 	mu      sync.Mutex
 	lastErr error
@@ -152,10 +153,11 @@ func (s *shipper) cycle(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.shareMine {
+	if s.shareMine && time.Since(s.mineAt) >= mineEvery {
 		if err := s.shipMine(ctx); err != nil {
 			return err
 		}
+		s.mineAt = time.Now()
 	}
 	return nil
 }
@@ -335,6 +337,9 @@ func rowWords(r *episodes.Row) []string {
 	}
 	return out
 }
+
+// mineEvery is how often mine/ is compared with what was shared.
+const mineEvery = 500 * time.Millisecond
 
 // maxNoteSize is the largest mine/ file shared; larger ones are skipped.
 const maxNoteSize = 1 << 20

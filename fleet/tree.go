@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -249,7 +250,13 @@ func (t *Tree) grid(ctx context.Context, agent string, life int) ([]byte, error)
 	return b.Bytes(), nil
 }
 
+// notesTimeout bounds the notes look-ups a listing makes, so a database
+// that is down slows ls agents/ by at most this much.
+const notesTimeout = 500 * time.Millisecond
+
 func (t *Tree) noteAgents(ctx context.Context) []string {
+	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
+	defer cancel()
 	rows, err := t.db.Query(ctx, `SELECT DISTINCT agent FROM mfm_notes`)
 	if err != nil {
 		return nil
@@ -271,6 +278,8 @@ func (t *Tree) hasNotes(ctx context.Context, agent string) bool {
 	if agent == t.self() {
 		return false
 	}
+	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
+	defer cancel()
 	var ok bool
 	err := t.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mfm_notes WHERE agent = $1)`, agent).Scan(&ok)
 	return err == nil && ok
