@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -335,3 +336,51 @@ func TestSeedRows(t *testing.T) {
 		t.Errorf("seeded episode directory = %v, %v; want empty", names, err)
 	}
 }
+
+// TestLives: an agent's earlier life appears under agents/NAME/previous/
+// and its new life as agents/NAME/, each with its own episodes.
+func TestLives(t *testing.T) {
+	tm := newTeam(t)
+	alice, bob := tm.agent("alice", false), tm.agent("bob", false)
+	alice.record(t, 2)
+	if _, err := alice.w.NewLife(); err != nil {
+		t.Fatal(err)
+	}
+	alice.record(t, 3, "death")
+	ctx := context.Background()
+	tree := bob.node.Tree()
+	waitFor(t, 20*time.Second, "both lives shipped", func() bool {
+		return bob.node.cat.count("alice", 1) == 2 && bob.node.cat.count("alice", 2) == 3
+	})
+	for _, c := range []struct{ dir, want string }{
+		{"alice", "episodes/ grid.jsonl index.jsonl previous/"},
+		{"alice/previous", "life_1/"},
+		{"alice/previous/life_1/episodes", "ep_000000/ ep_000001/"},
+		{"alice/episodes", "ep_000000/ ep_000001/ ep_000002/"},
+	} {
+		got, err := tree.ReadDir(ctx, c.dir)
+		slicesSort(got)
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("agents/%s = %v (err %v), want %s", c.dir, got, err, c.want)
+		}
+	}
+	for _, rel := range []string{"previous/life_1/index.jsonl", "previous/life_1/episodes/ep_000001/observation/image.png", "index.jsonl", "episodes/ep_000002/observation/image.png"} {
+		got, _, err := tree.Open(ctx, "alice/"+rel)
+		if err != nil || !bytes.Equal(got, readLocal(t, alice.store, rel)) {
+			t.Errorf("agents/alice/%s: %d bytes, err %v: not alice's", rel, len(got), err)
+		}
+	}
+	q := bob.node.Querier(localStub{})
+	for _, c := range []struct{ query, want string }{
+		{"agent:alice tag:death last:1", "agents/alice/episodes/ep_000002"},
+		{"agent:alice life:1", "agents/alice/previous/life_1/episodes/ep_000000 agents/alice/previous/life_1/episodes/ep_000001"},
+		{"agent:alice life:all -tag:death", "agents/alice/previous/life_1/episodes/ep_000000 agents/alice/previous/life_1/episodes/ep_000001"},
+	} {
+		_, dirs, err := q.Query(ctx, c.query)
+		if err != nil || strings.Join(dirs, " ") != c.want {
+			t.Errorf("%q = %v (err %v), want %s", c.query, dirs, err, c.want)
+		}
+	}
+}
+
+func slicesSort(s []string) { sort.Strings(s) }

@@ -191,18 +191,23 @@ func (s *shipper) shipLife(ctx context.Context, l episodes.Life) error {
 		end := line.Offset + int64(len(line.Data)) + 1
 		if len(line.Data) > 0 {
 			row, perr := episodes.ParseRow(line.Data)
+			if perr == nil && rowLife(row.Raw) > 0 && rowLife(row.Raw) != l.N {
+				// The life changed under this scan (NewLife moved it to
+				// previous/): the next cycle reads it from there.
+				return errLifeMoved
+			}
 			if perr != nil {
 				s.log.Warn("fleet: malformed index row not shipped", "file", l.IndexPath(), "offset", line.Offset, "err", perr)
-			} else if err := s.shipEpisode(ctx, l, row); err != nil {
+			} else if err := s.shipEpisode(ctx, l, row, m); err != nil {
 				return err
 			}
-		}
-		if err := s.shipGrid(ctx, l, m); err != nil {
-			return err
 		}
 		m.Index = end
 		return s.saveMark()
 	})
+	if errors.Is(err, errLifeMoved) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -217,24 +222,45 @@ func (s *shipper) shipLife(ctx context.Context, l episodes.Life) error {
 	return nil
 }
 
-// shipGrid ships the complete grid rows past the watermark, keyed by their
-// offset, in one transaction.
-func (s *shipper) shipGrid(ctx context.Context, l episodes.Life, m *lifeMark) error {
-	batch := &pgx.Batch{}
-	end, err := episodes.ScanFile(l.GridPath(), m.Grid, func(line episodes.Line) error {
+// gridRow is a grid.jsonl line and its offset (its key in mfm_grid).
+type gridRow struct {
+	off int64
+	row string
+}
+
+// gridRows reads the complete grid rows of l from offset from; end is the
+// offset past them.
+func gridRows(l episodes.Life, from int64) (rows []gridRow, end int64, err error) {
+	end, err = episodes.ScanFile(l.GridPath(), from, func(line episodes.Line) error {
 		if len(line.Data) > 0 {
-			batch.Queue(`INSERT INTO mfm_grid (agent, life, off, row) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-				s.agent, l.N, line.Offset, string(line.Data))
+			rows = append(rows, gridRow{line.Offset, string(line.Data)})
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("ship grid: %w", err)
+		return nil, from, fmt.Errorf("ship grid: %w", err)
 	}
-	if batch.Len() > 0 {
-		if err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-			return tx.SendBatch(ctx, batch).Close()
-		}); err != nil {
+	return rows, end, nil
+}
+
+// queueGrid adds the inserts of rows to b (a row already there is kept).
+func (s *shipper) queueGrid(b *pgx.Batch, life int, rows []gridRow) {
+	for _, g := range rows {
+		b.Queue(`INSERT INTO mfm_grid (agent, life, off, row) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, s.agent, life, g.off, g.row)
+	}
+}
+
+// shipGrid ships the grid rows past the watermark written outside an
+// episode, in one transaction.
+func (s *shipper) shipGrid(ctx context.Context, l episodes.Life, m *lifeMark) error {
+	rows, end, err := gridRows(l, m.Grid)
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		b := &pgx.Batch{}
+		s.queueGrid(b, l.N, rows)
+		if err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
 			return fmt.Errorf("ship grid rows of %s life %d: %w", s.agent, l.N, err)
 		}
 	}
@@ -242,35 +268,70 @@ func (s *shipper) shipGrid(ctx context.Context, l episodes.Life, m *lifeMark) er
 	return nil
 }
 
-// shipEpisode puts the episode's files, then inserts its row (ignored when
-// the row is there already) and announces it in the same transaction.
-func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes.Row) error {
-	dir := l.EpisodeDir(row.ID)
-	var files []fileEntry
+// putConcurrency is how many files of one episode are PUT at once.
+const putConcurrency = 4
+
+// putFiles PUTs the files of an episode directory, a few at a time, and
+// returns their list.
+func (s *shipper) putFiles(ctx context.Context, l episodes.Life, id, dir string) ([]fileEntry, error) {
+	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.Type().IsRegular() {
-			return nil
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			rels = append(rels, filepath.ToSlash(rel))
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if err := s.obj.put(ctx, s.obj.key(s.agent, l.N, row.ID, rel), data); err != nil {
-			return err
-		}
-		files = append(files, fileEntry{Path: rel, Size: int64(len(data))})
 		return nil
 	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
+		return nil, err
+	}
+	files := make([]fileEntry, len(rels))
+	errs := make([]error, len(rels))
+	sem := make(chan struct{}, putConcurrency)
+	var wg sync.WaitGroup
+	for i, rel := range rels {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err == nil {
+				err = s.obj.put(ctx, s.obj.key(s.agent, l.N, id, rel), data)
+			}
+			files[i], errs[i] = fileEntry{Path: rel, Size: int64(len(data))}, err
+		}()
+	}
+	wg.Wait()
+	return files, errors.Join(errs...)
+}
+
+// shipEpisode puts the episode's files, then inserts its row (ignored when
+// the row is there already) and announces it in the same transaction.
+func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes.Row, m *lifeMark) error {
+	files, err := s.putFiles(ctx, l, row.ID, l.EpisodeDir(row.ID))
+	if errors.Is(err, fs.ErrNotExist) {
+		if cur, cerr := s.store.CurrentLife(); l.Current && (cerr != nil || cur.N != l.N) {
+			return errLifeMoved // moved to previous/ while read: ship it from there
+		}
+		if len(files) > 0 {
+			return fmt.Errorf("ship episode %s: a file vanished while shipping: %w", row.ID, err)
+		}
+		s.log.Warn("fleet: episode without a directory shipped as a row only", "life", l.N, "id", row.ID)
+		err = nil
+	}
+	if err != nil {
 		return fmt.Errorf("ship episode %s: %w", row.ID, err)
+	}
+	// The grid rows written before this episode's row go in its transaction.
+	grid, gridEnd, err := gridRows(l, m.Grid)
+	if err != nil {
+		return err
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	fj, _ := json.Marshal(files)
@@ -292,18 +353,25 @@ func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes
 			s.agent, l.N, row.ID, num, at, row.FirstStep, row.LastStep, row.ActionKind, nonNil(row.Tags), rowWords(&row),
 			row.X, row.Y, row.Z, string(row.Raw), string(fj)).Scan(&seq)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // shipped before (a restart after the insert)
+			// Shipped before (a restart after the insert); its grid rows
+			// were in that transaction, or go now.
+			b := &pgx.Batch{}
+			s.queueGrid(b, l.N, grid)
+			return tx.SendBatch(ctx, b).Close()
 		}
 		if err != nil {
 			return err
 		}
 		inserted = true
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, strconv.FormatInt(seq, 10))
-		return err
+		b := &pgx.Batch{}
+		b.Queue(`SELECT pg_notify($1, $2)`, notifyChannel, strconv.FormatInt(seq, 10))
+		s.queueGrid(b, l.N, grid)
+		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
 		return fmt.Errorf("ship episode %s of %s life %d: %w", row.ID, s.agent, l.N, err)
 	}
+	m.Grid = gridEnd
 	if inserted {
 		s.mu.Lock()
 		s.shipped++
@@ -313,6 +381,17 @@ func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes
 		s.onShipped(l.N, row.ID)
 	}
 	return nil
+}
+
+var errLifeMoved = errors.New("life moved")
+
+// rowLife is the row's "life" field (0 when absent, as in paper rows).
+func rowLife(raw []byte) int {
+	var v struct {
+		Life int `json:"life"`
+	}
+	json.Unmarshal(raw, &v)
+	return v.Life
 }
 
 func nonNil(s []string) []string {

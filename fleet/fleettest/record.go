@@ -13,12 +13,16 @@ import (
 // a grid row, then the index row. n seeds its content; tags are its tags.
 func Episode(w *episodes.Writer, n int, frameSize int, tags ...string) (id string, err error) {
 	id = w.NextID()
+	cur, err := w.Store().CurrentLife()
+	if err != nil {
+		return "", err
+	}
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	frame := make([]byte, frameSize)
 	for i := range frame {
 		frame[i] = byte(rng.IntN(256))
 	}
-	row, err := Row(id, n, tags...)
+	row, err := LifeRow(id, cur.N, n, tags...)
 	if err != nil {
 		return "", err
 	}
@@ -47,6 +51,11 @@ var actions = []string{"go_to", "dig_down", "pillar_up", "collect_drops"}
 // Row is the synthetic index row of episode id, seeded by n (as Episode
 // writes it): position, steps, action and summary vary with n.
 func Row(id string, n int, tags ...string) ([]byte, error) {
+	return LifeRow(id, 1, n, tags...)
+}
+
+// LifeRow is Row for an episode of life.
+func LifeRow(id string, life, n int, tags ...string) ([]byte, error) {
 	x, z := float64(n%97)*1.5, float64(n%89)*-2.5
 	action := actions[n%len(actions)]
 	if tags == nil {
@@ -56,7 +65,7 @@ func Row(id string, n int, tags ...string) ([]byte, error) {
 		"id": id, "path": "episodes/" + id, "image": "episodes/" + id + "/observation/image.png",
 		"kind": "episode", "first_step": int64(n * 10), "last_step": int64(n*10 + 9),
 		"action_kind": action, "summary": fmt.Sprintf("[ACTION] %s(n=%d) -> 9 ticks: moved %.1f", action, n, float64(n%7)),
-		"tags": tags, "x": x, "y": 64.0, "z": z, "gui_open": false, "life": 1,
+		"tags": tags, "x": x, "y": 64.0, "z": z, "gui_open": false, "life": life,
 		"time": time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), "events": []string{},
 		"attachment": nil, "observation_hash": nil,
 	})
