@@ -57,6 +57,10 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
+	if (*shared != "" || *objectsURL != "" || *agent != "") && (*shared == "" || *objectsURL == "" || *agent == "") {
+		fmt.Fprintln(stderr, "mfmd mount: sharing needs all of --shared, --objects and --agent")
+		return 2
+	}
 	store, err := episodes.Open(*storeDir)
 	if err != nil {
 		return fail(stderr, "mount", err)
@@ -66,11 +70,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "mount", err)
 	}
 	defer closeHooks()
-	if *shared != "" || *objectsURL != "" || *agent != "" {
-		if *shared == "" || *objectsURL == "" || *agent == "" {
-			fmt.Fprintln(stderr, "mfmd mount: sharing needs all of --shared, --objects and --agent")
-			return 2
-		}
+	if *shared != "" {
 		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine,
 			Objects: fleet.ObjectsConfig{URL: *objectsURL, Endpoint: *objectsEndpoint}})
 		if err != nil {
