@@ -24,7 +24,8 @@ func CreateSchema(ctx context.Context, url string) error {
 // SeedRows bulk-loads index rows of agent's life into the shared database
 // with COPY, as rows without files (their episode directories are empty):
 // a benchmark's history, or a store's rows imported without its frames.
-// Rows already present make the COPY fail; seed a fresh agent name.
+// Rows already present make the COPY fail; seed a fresh agent name. It
+// ends with ANALYZE.
 func SeedRows(ctx context.Context, url, agent string, life int, rows [][]byte) error {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -49,6 +50,11 @@ func SeedRows(ctx context.Context, url, agent string, life int, rows [][]byte) e
 		pgx.CopyFromRows(src))
 	if err != nil {
 		return fmt.Errorf("seed rows of %s: %w", agent, err)
+	}
+	// Fresh statistics, as after any bulk load: without them the planner
+	// does not know the new rows and picks slow plans until autovacuum runs.
+	if _, err := conn.Exec(ctx, `ANALYZE mfm_episodes`); err != nil {
+		return fmt.Errorf("seed rows of %s: analyze: %w", agent, err)
 	}
 	return nil
 }
