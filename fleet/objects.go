@@ -36,7 +36,7 @@ type objects struct {
 // parseObjectsURL splits s3://bucket/prefix.
 func parseObjectsURL(s string) (bucket, prefix string, err error) {
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" {
+	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.User != nil || strings.Contains(u.Host, ":") {
 		return "", "", fmt.Errorf("objects %q: want s3://BUCKET or s3://BUCKET/PREFIX", s)
 	}
 	return u.Host, strings.Trim(path.Clean("/"+u.Path), "/"), nil
