@@ -41,6 +41,7 @@ var (
 	nq         = flag.Int("queries", 60, "runs of each query")
 	nframes    = flag.Int("frames", 200, "frames read per kind")
 	dirFlag    = flag.String("dir", "/dev/shm", "where the stores go")
+	localFlag  = flag.Bool("local", true, "also measure the local cue index over the same rows (the baseline)")
 )
 
 func main() {
@@ -58,7 +59,9 @@ func main() {
 	defer s3.Close()
 	hist := history(*rowsFlag)
 	fmt.Printf("# sharedbench: %d history rows, %v recording at %.0f episodes/s per agent, frames of %d bytes\n\n", *rowsFlag, *dur, *rate, *frameSize)
-	localQueries(hist)
+	if *localFlag {
+		localQueries(hist)
+	}
 	for _, f := range strings.Split(*agentsFlag, ",") {
 		k, err := strconv.Atoi(f)
 		if err != nil || k < 2 {
