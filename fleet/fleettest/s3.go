@@ -32,6 +32,7 @@ type S3Server struct {
 	Dir  string
 	Port int
 	bin  string
+	log  string // the server's output, removed by Close
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -126,7 +127,8 @@ func (s *S3Server) Start() error {
 	if s.cmd != nil {
 		return errors.New("s3 server: already running")
 	}
-	logf, err := os.OpenFile(filepath.Join(os.TempDir(), "mfm-s3-"+strconv.Itoa(s.Port)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	s.log = s.Dir + ".log"
+	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("s3 server log: %w", err)
 	}
@@ -173,8 +175,9 @@ func (s *S3Server) Stop() error {
 	return nil
 }
 
-// Close stops the server and removes its directory.
+// Close stops the server and removes its directory and log.
 func (s *S3Server) Close() {
 	s.Stop()
 	os.RemoveAll(s.Dir)
+	os.Remove(s.log)
 }
