@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fleet"
 	mfmfs "github.com/mfm-project/mfm/fs"
 )
 
@@ -18,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "mount",
 		summary: "mount a store as a filesystem (foreground; Ctrl-C unmounts)",
-		usage:   "--store DIR [--read-only] [--per-open] [--debug] MOUNTPOINT",
+		usage:   "--store DIR [--read-only] [--per-open] [--debug] [--shared postgres://… --objects s3://BUCKET/PREFIX --agent NAME] MOUNTPOINT",
 		run:     runMount,
 	})
 }
@@ -33,6 +34,11 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	perOpen := fl.Bool("per-open", false, "serve episodes/ and previous/ with an OPEN per opened file (kernel passthrough) instead of as mounts of their own read through the kernel's cache; always so without root (see docs/MOUNT.md)")
 	noAccess := fl.Bool("no-access-log", false, "do not write store/.mfm/access.jsonl")
 	timeout := fl.Duration("render-timeout", 10*time.Second, "upper bound for one query or view render")
+	shared := fl.String("shared", "", "share memory with other agents through this PostgreSQL database (postgres://…; with --objects and --agent; see docs/SHARED.md)")
+	objectsURL := fl.String("objects", "", "S3 location of the shared episode files (s3://BUCKET/PREFIX); credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY")
+	objectsEndpoint := fl.String("objects-endpoint", "", "S3 endpoint URL (default $AWS_ENDPOINT_URL)")
+	agent := fl.String("agent", "", "this agent's name in the shared memory (a-z 0-9 _ - .)")
+	shareMine := fl.Bool("share-mine", false, "share mine/ too, read-only to the others as agents/NAME/mine/")
 	fl.Usage = func() {
 		out := fl.Output()
 		fmt.Fprintf(out, "mfmd mount — %s\n\nUsage: mfmd mount %s\n\n", c.summary, c.usage)
@@ -51,6 +57,10 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
+	if (*shared != "" || *objectsURL != "" || *agent != "") && (*shared == "" || *objectsURL == "" || *agent == "") {
+		fmt.Fprintln(stderr, "mfmd mount: sharing needs all of --shared, --objects and --agent")
+		return 2
+	}
 	store, err := episodes.Open(*storeDir)
 	if err != nil {
 		return fail(stderr, "mount", err)
@@ -60,6 +70,21 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "mount", err)
 	}
 	defer closeHooks()
+	if *shared != "" {
+		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine,
+			Objects: fleet.ObjectsConfig{URL: *objectsURL, Endpoint: *objectsEndpoint}})
+		if err != nil {
+			return fail(stderr, "mount", err)
+		}
+		defer node.Close()
+		if hooks.Trees == nil {
+			hooks.Trees = map[string]mfmfs.VirtualTree{}
+		}
+		hooks.Trees[fleet.TreeName] = node.Tree()
+		hooks.Querier = node.Querier(hooks.Querier)
+	} else if hooks.Querier != nil {
+		hooks.Querier = fleet.RefuseAgents(hooks.Querier)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := mfmfs.Mount(ctx, store, fl.Arg(0), mfmfs.Options{

@@ -70,6 +70,26 @@ type Query struct {
 	AllLives bool // life:all
 	Last     int  // last:N; 0 = all
 	InMine   bool // in:mine: episodes cited by mine/ whose citing line matches Words
+	// Agent is the agent asked for with agent:NAME, AllAgents (agent:all)
+	// every agent of a shared mount; "" is this agent's own store. A
+	// shared mount answers them (package fleet); the local index does not.
+	Agent     string
+	AllAgents bool
+}
+
+// ValidAgentName reports whether name can name an agent: 1 to 64 of
+// a-z 0-9 _ - ., starting with a letter or digit, and not "all".
+func ValidAgentName(name string) bool {
+	if name == "" || len(name) > 64 || name == "all" {
+		return false
+	}
+	for i, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '_' || c == '-' || c == '.')
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Error is a parse error: the bad term and what is wrong with it.
@@ -99,6 +119,7 @@ func Grammar() string {
   since:T  until:T    recorded at or after / at or before T (RFC 3339 or YYYY-MM-DD)
   last:N              keep only the most recent N matches
   in:mine             episodes cited in mine/ files, on lines matching the words
+  agent:NAME agent:all  another agent's episodes, or every agent's (shared mounts)
 Examples: tag:stuck last:5   action:mine_ahead steps:100..400   near:-256,-138 r:10 y:<5
 `
 }
@@ -157,7 +178,7 @@ func (p *parser) term(t term) error {
 	}
 	parse, ok := keyedTerms[key]
 	if !ok {
-		return &Error{Term: t.text, Msg: "unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in:)"}
+		return &Error{Term: t.text, Msg: "unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in: agent:)"}
 	}
 	if err := parse(p, key, val, t.text); err != nil {
 		return &Error{Term: t.text, Msg: err.Error()}
@@ -180,6 +201,7 @@ var keyedTerms = map[string]func(p *parser, key, val, text string) error{
 	"until":  (*parser).sinceUntil,
 	"last":   (*parser).last,
 	"in":     (*parser).in,
+	"agent":  (*parser).agent,
 }
 
 // once fails if key was given before.
@@ -325,6 +347,22 @@ func (p *parser) in(key, val, text string) error {
 		return err
 	}
 	p.q.InMine = true
+	return nil
+}
+
+// agent parses agent:NAME and agent:all (rows shared by other agents).
+func (p *parser) agent(key, val, text string) error {
+	if err := p.once(key, text); err != nil {
+		return err
+	}
+	if val == "all" {
+		p.q.AllAgents = true
+		return nil
+	}
+	if !ValidAgentName(val) {
+		return errors.New("agent: wants an agent name (a-z 0-9 _ - ., up to 64) or all, e.g. agent:alice")
+	}
+	p.q.Agent = val
 	return nil
 }
 

@@ -1,0 +1,404 @@
+// Command sharedbench measures shared memory on loopback (bench/shared.md):
+// K agents recording at once over H shared history rows, each shipping to
+// PostgreSQL and versitygw; agent 0's real mount observes the others.
+// It reports episode close -> visible in agent 0's mount (p50, p99, split
+// at the row's commit), cue queries with agent:all through the mount and
+// in process beside the local cue index over the same rows, and frames of
+// another agent read cold (object store) and cached beside local frames.
+// Run as root (it mounts): go run ./bench/sharedbench -agents 2,4,8
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fleet"
+	"github.com/mfm-project/mfm/fleet/fleettest"
+	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/index"
+)
+
+var (
+	agentsFlag = flag.String("agents", "2,4,8", "numbers of agents recording at once, one run each")
+	rowsFlag   = flag.Int("rows", 100000, "shared history rows seeded before each run")
+	dur        = flag.Duration("duration", 15*time.Second, "recording time per run")
+	rate       = flag.Float64("rate", 5, "episodes per second per agent")
+	frameSize  = flag.Int("frame", 50000, "bytes of each episode's frame")
+	nq         = flag.Int("queries", 60, "runs of each query")
+	nframes    = flag.Int("frames", 200, "frames read per kind")
+	dirFlag    = flag.String("dir", "/dev/shm", "where the stores go")
+	localFlag  = flag.Bool("local", true, "also measure the local cue index over the same rows (the baseline)")
+)
+
+func main() {
+	flag.Parse()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	pg, err := fleettest.StartPostgres(true)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pg.Close()
+	s3, err := fleettest.StartS3()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s3.Close()
+	hist := history(*rowsFlag)
+	fmt.Printf("# sharedbench: %d history rows, %v recording at %.0f episodes/s per agent, frames of %d bytes\n\n", *rowsFlag, *dur, *rate, *frameSize)
+	if *localFlag {
+		localQueries(hist)
+	}
+	for _, f := range strings.Split(*agentsFlag, ",") {
+		k, err := strconv.Atoi(f)
+		if err != nil || k < 2 {
+			log.Fatalf("-agents: %q is not a number >= 2", f)
+		}
+		if err := run(pg, s3, k, hist); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+const histAgents = 4
+
+// history is rows of histAgents agents, rows/histAgents each.
+func history(rows int) [][][]byte {
+	out := make([][][]byte, histAgents)
+	per := rows / histAgents
+	for a := range histAgents {
+		for n := range per {
+			var tags []string
+			if n%10 == 0 {
+				tags = append(tags, "stuck")
+			}
+			if n%7 == 0 {
+				tags = append(tags, "damage")
+			}
+			r, err := fleettest.Row(episodes.EpisodeID(int64(n)), n+a*per, tags...)
+			if err != nil {
+				log.Fatal(err)
+			}
+			out[a] = append(out[a], r)
+		}
+	}
+	return out
+}
+
+var queries = []string{
+	"tag:stuck last:%d",
+	"dig down last:%d",
+	"near:10,-20 r:8 last:%d",
+	"tag:damage steps:1000..50000 last:%d",
+}
+
+// localQueries: the same queries over the same rows in one local store,
+// answered by the cue index (the baseline).
+func localQueries(hist [][][]byte) {
+	dir, err := os.MkdirTemp(*dirFlag, "mfm-sharedbench-local-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	s, err := episodes.Init(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := episodes.OpenAppender(s.Path(episodes.IndexFileName))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, rows := range hist {
+		for _, r := range rows {
+			a.Append(r)
+		}
+	}
+	a.Close()
+	start := time.Now()
+	x, _, err := index.Open(context.Background(), s, index.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer x.Close()
+	fmt.Printf("local cue index over the same %d rows built in %v\n\n", len(hist)*len(hist[0]), time.Since(start).Round(time.Millisecond))
+	q := &index.Querier{Searcher: x}
+	fmt.Println("| query (local store, in process) | p50 | p99 |")
+	fmt.Println("| --- | --- | --- |")
+	for _, qs := range queries {
+		var d []time.Duration
+		for i := range *nq {
+			st := time.Now()
+			if _, _, err := q.Query(context.Background(), fmt.Sprintf(qs, 20+i)); err != nil {
+				log.Fatal(err)
+			}
+			d = append(d, time.Since(st))
+		}
+		p50, p99 := pct(d)
+		fmt.Printf("| `%s` | %s | %s |\n", fmt.Sprintf(qs, 20), ms(p50), ms(p99))
+	}
+	fmt.Println()
+}
+
+type closed struct {
+	agent, id string
+	at        time.Time
+}
+
+func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte) error {
+	ctx := context.Background()
+	url, err := fleettest.NewDatabase(ctx, pg.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	tg := fleettest.S3Target{Endpoint: s3.Endpoint(), Access: fleettest.S3Access, Secret: fleettest.S3Secret, Bucket: fmt.Sprintf("bench-%d-%d", k, time.Now().Unix())}
+	if err := fleettest.MakeBucket(ctx, tg); err != nil {
+		return err
+	}
+	if err := fleet.CreateSchema(ctx, url); err != nil {
+		return err
+	}
+	st := time.Now()
+	for a, rows := range hist {
+		if err := fleet.SeedRows(ctx, url, fmt.Sprintf("hist-%d", a), 1, rows); err != nil {
+			return err
+		}
+	}
+	seedTime := time.Since(st)
+	root, err := os.MkdirTemp(*dirFlag, "mfm-sharedbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	type agent struct {
+		name  string
+		store *episodes.Store
+		w     *episodes.Writer
+		node  *fleet.Node
+	}
+	agents := make([]*agent, k)
+	for i := range agents {
+		name := fmt.Sprintf("a%d", i)
+		s, err := episodes.Init(filepath.Join(root, name))
+		if err != nil {
+			return err
+		}
+		w, err := s.OpenWriter()
+		if err != nil {
+			return err
+		}
+		n, err := fleet.Start(fleet.Config{Store: s, Agent: name, Postgres: url,
+			Objects: fleet.ObjectsConfig{URL: tg.URL("team"), Endpoint: tg.Endpoint, Access: tg.Access, Secret: tg.Secret}})
+		if err != nil {
+			return err
+		}
+		agents[i] = &agent{name: name, store: s, w: w, node: n}
+		defer n.Close()
+		defer w.Close()
+	}
+	st = time.Now()
+	for _, a := range agents {
+		<-a.node.Ready()
+	}
+	loadTime := time.Since(st)
+	mnt := filepath.Join(root, "mnt0")
+	os.Mkdir(mnt, 0o755)
+	mctx, mcancel := context.WithCancel(ctx)
+	defer mcancel()
+	srv, err := mfmfs.Mount(mctx, agents[0].store, mnt, mfmfs.Options{NoAccessLog: true,
+		Hooks: mfmfs.Hooks{
+			Trees:   map[string]mfmfs.VirtualTree{fleet.TreeName: agents[0].node.Tree()},
+			Querier: agents[0].node.Querier(&index.Querier{Searcher: index.Scan{Store: agents[0].store}}),
+		}})
+	if err != nil {
+		return err
+	}
+	defer srv.Unmount()
+
+	// Record at once; agent 0's mount watches for every other agent's episode.
+	var mu sync.Mutex
+	var closes []closed
+	visible := map[string]time.Duration{}
+	var pollers sync.WaitGroup
+	stop := time.Now().Add(*dur)
+	var rec sync.WaitGroup
+	for i, a := range agents {
+		rec.Add(1)
+		go func() {
+			defer rec.Done()
+			tick := time.NewTicker(time.Duration(float64(time.Second) / *rate))
+			defer tick.Stop()
+			for n := 0; time.Now().Before(stop); n++ {
+				<-tick.C
+				var tags []string
+				if n%3 == 0 {
+					tags = []string{"stuck"}
+				}
+				id, err := fleettest.Episode(a.w, n, *frameSize, tags...)
+				if err != nil {
+					log.Fatal(err)
+				}
+				at := time.Now()
+				if i == 0 {
+					continue
+				}
+				mu.Lock()
+				closes = append(closes, closed{a.name, id, at})
+				mu.Unlock()
+				p := filepath.Join(mnt, "agents", a.name, "episodes", id)
+				pollers.Add(1)
+				go func() {
+					defer pollers.Done()
+					deadline := at.Add(30 * time.Second)
+					for time.Now().Before(deadline) {
+						if _, err := os.Stat(p); err == nil {
+							mu.Lock()
+							visible[a.name+"/"+id] = time.Since(at)
+							mu.Unlock()
+							return
+						}
+						time.Sleep(200 * time.Microsecond)
+					}
+				}()
+			}
+		}()
+	}
+	rec.Wait()
+	pollers.Wait()
+
+	// Split at the row's commit: shipped is the insert's transaction time.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var toShip, toSee, total []time.Duration
+	lost := 0
+	for _, c := range closes {
+		v, ok := visible[c.agent+"/"+c.id]
+		if !ok {
+			lost++
+			continue
+		}
+		total = append(total, v)
+		var shipped time.Time
+		if err := conn.QueryRow(ctx, `SELECT shipped FROM mfm_episodes WHERE agent = $1 AND life = 1 AND id = $2`, c.agent, c.id).Scan(&shipped); err == nil {
+			toShip = append(toShip, shipped.Sub(c.at))
+			toSee = append(toSee, v-shipped.Sub(c.at))
+		}
+	}
+	var rows int
+	conn.QueryRow(ctx, `SELECT count(*) FROM mfm_episodes`).Scan(&rows)
+	fmt.Printf("## %d agents recording at once (%d episodes recorded by the observed agents, %d shared rows at the end; history seeded in %v, loaded by each follower in %v)\n\n",
+		k, len(closes), rows, seedTime.Round(time.Millisecond), loadTime.Round(time.Millisecond))
+	fmt.Println("| episode close -> | p50 | p99 | max |")
+	fmt.Println("| --- | --- | --- | --- |")
+	for _, r := range []struct {
+		name string
+		d    []time.Duration
+	}{{"row committed in PostgreSQL (files stored before)", toShip}, {"commit -> `stat` finds it in agent 0's mount", toSee}, {"visible in agent 0's mount (total)", total}} {
+		p50, p99 := pct(r.d)
+		fmt.Printf("| %s | %s | %s | %s |\n", r.name, ms(p50), ms(p99), ms(slices.Max(r.d)))
+	}
+	if lost > 0 {
+		fmt.Printf("\n%d episodes not visible within 30 s\n", lost)
+	}
+	fmt.Println()
+
+	// Cue queries with agent:all through the mount (a new query string
+	// each run: the mount caches results per string) and in process.
+	q := agents[0].node.Querier(&index.Querier{Searcher: index.Scan{Store: agents[0].store}})
+	fmt.Println("| query (N = 20, 21, …: a new string each run) | through the mount p50 | p99 | in process p50 | matches (N = 20) |")
+	fmt.Println("| --- | --- | --- | --- | --- |")
+	for _, qs := range queries {
+		qa := "agent:all " + qs
+		var dm, dp []time.Duration
+		var matches int
+		for i := range *nq {
+			s := fmt.Sprintf(qa, 20+i)
+			t0 := time.Now()
+			b, err := os.ReadFile(filepath.Join(mnt, "q", s, "results.jsonl"))
+			if err != nil {
+				return fmt.Errorf("query %q through the mount: %w", s, err)
+			}
+			dm = append(dm, time.Since(t0))
+			if i == 0 {
+				matches = bytes.Count(b, []byte("\n"))
+			}
+			t0 = time.Now()
+			if _, _, err := q.Query(ctx, s); err != nil {
+				return err
+			}
+			dp = append(dp, time.Since(t0))
+		}
+		m50, m99 := pct(dm)
+		p50, _ := pct(dp)
+		fmt.Printf("| `%s` | %s | %s | %s | %d |\n", fmt.Sprintf(qa, 20), ms(m50), ms(m99), ms(p50), matches)
+	}
+	fmt.Println()
+
+	// Frames: another agent's through the mount, cold then cached, beside
+	// agent 0's own (through its mount's episodes/ and natively).
+	var cold, cached, ownMount, native []time.Duration
+	ids := agents[0].node.Tree()
+	names, _ := ids.ReadDir(ctx, "a1/episodes")
+	own, _ := os.ReadDir(agents[0].store.Path(episodes.EpisodesDir))
+	n := min(*nframes, len(names), len(own))
+	for i := range n {
+		id := strings.TrimSuffix(names[i], "/")
+		p := filepath.Join(mnt, "agents", "a1", "episodes", id, "observation", "image.png")
+		for _, d := range []*[]time.Duration{&cold, &cached} {
+			t0 := time.Now()
+			b, err := os.ReadFile(p)
+			if err != nil || len(b) != *frameSize {
+				return fmt.Errorf("frame %s: %d bytes, %v", p, len(b), err)
+			}
+			*d = append(*d, time.Since(t0))
+		}
+		rel := filepath.Join(episodes.EpisodesDir, own[i].Name(), "observation", "image.png")
+		t0 := time.Now()
+		if _, err := os.ReadFile(filepath.Join(mnt, rel)); err != nil {
+			return err
+		}
+		ownMount = append(ownMount, time.Since(t0))
+		t0 = time.Now()
+		if _, err := os.ReadFile(agents[0].store.Path(rel)); err != nil {
+			return err
+		}
+		native = append(native, time.Since(t0))
+	}
+	fmt.Printf("| frame read (%d frames of %d bytes) | p50 | p99 |\n", n, *frameSize)
+	fmt.Println("| --- | --- | --- |")
+	for _, r := range []struct {
+		name string
+		d    []time.Duration
+	}{{"another agent's, cold (object store -> cache)", cold}, {"another agent's, cached", cached}, {"own, through the mount", ownMount}, {"own, native file", native}} {
+		p50, p99 := pct(r.d)
+		fmt.Printf("| %s | %s | %s |\n", r.name, ms(p50), ms(p99))
+	}
+	fmt.Println()
+	return nil
+}
+
+func pct(d []time.Duration) (p50, p99 time.Duration) {
+	if len(d) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)*50/100], s[min(len(s)-1, len(s)*99/100)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }

@@ -1,0 +1,166 @@
+// Package fleet shares memory across agents: each agent's daemon ships its
+// completed episodes to a shared PostgreSQL database (rows) and an S3
+// object store (files), follows the other agents' shipments, and serves
+// them read-only under agents/NAME/ with cue queries taking agent:NAME and
+// agent:all (docs/SHARED.md). The local store stays the source of truth
+// and the queue: shipping never blocks the agent, and a store that is down
+// only delays it.
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/index/query"
+)
+
+// TreeName is the mount's top-level directory of the other agents.
+const TreeName = "agents"
+
+// Config configures one agent's node.
+type Config struct {
+	Store    *episodes.Store
+	Agent    string // this agent's name (query.ValidAgentName)
+	Postgres string // postgres:// URL of the shared database
+	Objects  ObjectsConfig
+	// ShareMine ships mine/ files too (agents/NAME/mine/ for the others).
+	ShareMine bool
+	// Poll is how often the local index is checked for new episodes
+	// (default 10ms).
+	Poll   time.Duration
+	Logger *slog.Logger
+}
+
+// Node is a running agent: shipper and follower, and the tree and
+// querier the mount serves.
+type Node struct {
+	cfg     Config
+	db      *pgxpool.Pool
+	obj     *objects
+	cat     *catalog
+	ship    *shipper
+	follow  *follower
+	tree    *Tree
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	schemaM sync.Mutex
+	schema  bool
+}
+
+// Start starts shipping and following. It does not wait for either store:
+// with PostgreSQL or the object store down the agent works locally and
+// shipping starts when they answer.
+func Start(cfg Config) (*Node, error) {
+	if !query.ValidAgentName(cfg.Agent) {
+		return nil, fmt.Errorf("agent name %q: want 1 to 64 of a-z 0-9 _ - ., starting with a letter or digit, not \"all\"", cfg.Agent)
+	}
+	if cfg.Store == nil {
+		return nil, errors.New("fleet: no store")
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 10 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	obj, err := openObjects(cfg.Objects)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	db, err := newPool(ctx, cfg.Postgres)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	cacheDir, err := cfg.Store.MetaPath("fleet", "cache")
+	if err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(cacheDir), 0o755); err != nil {
+		cancel()
+		db.Close()
+		return nil, fmt.Errorf("fleet cache: %w", err)
+	}
+	n := &Node{cfg: cfg, db: db, obj: obj, cat: newCatalog(cfg.Agent), cancel: cancel}
+	n.ship, err = newShipper(cfg.Store, cfg.Agent, db, obj, cfg.Poll, cfg.ShareMine, cfg.Logger)
+	if err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
+	n.ship.before = n.ensureSchema
+	n.follow = newFollower(db, cfg.Postgres, cfg.Agent, n.cat, cfg.Logger)
+	n.follow.before = n.ensureSchema
+	n.tree = &Tree{cat: n.cat, db: db, obj: obj, cacheDir: cacheDir}
+	n.wg.Add(2)
+	go func() { defer n.wg.Done(); n.ship.run(ctx) }()
+	go func() { defer n.wg.Done(); n.follow.run(ctx) }()
+	return n, nil
+}
+
+// newPool opens a connection pool on url; it connects lazily, so a
+// database that is down is not an error here.
+func newPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("shared database %q: want a postgres:// URL: %w", url, err)
+	}
+	pcfg.MaxConns = 8
+	pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+	db, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("shared database: %w", err)
+	}
+	return db, nil
+}
+
+// ensureSchema creates the shared tables once per process.
+func (n *Node) ensureSchema(ctx context.Context) error {
+	n.schemaM.Lock()
+	defer n.schemaM.Unlock()
+	if n.schema {
+		return nil
+	}
+	if err := ensureSchema(ctx, n.db); err != nil {
+		return err
+	}
+	n.schema = true
+	return nil
+}
+
+// Tree is the agents/ tree for fs.Hooks.Trees[TreeName].
+func (n *Node) Tree() *Tree { return n.tree }
+
+// Querier wraps the mount's local querier with agent:NAME and agent:all.
+func (n *Node) Querier(local LocalQuerier) *Querier {
+	return &Querier{local: local, self: n.cfg.Agent, db: n.db, cat: n.cat}
+}
+
+// Ready is closed once the follower has loaded the shared rows.
+func (n *Node) Ready() <-chan struct{} { return n.follow.ready }
+
+// ShipStatus is the last shipping error (nil while shipping works) and
+// how many episodes this process inserted.
+func (n *Node) ShipStatus() (shipped int64, err error) {
+	return n.ship.status()
+}
+
+// Close stops shipping and following (an episode being shipped is
+// finished or retried at the next start) and closes the connections.
+func (n *Node) Close() {
+	n.cancel()
+	n.wg.Wait()
+	n.db.Close()
+}

@@ -1,0 +1,254 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/index/query"
+)
+
+// LocalQuerier answers cue queries over the agent's own store (the
+// mount's Querier without sharing; fs.Querier has this shape).
+type LocalQuerier interface {
+	Query(ctx context.Context, q string) (rows [][]byte, dirs []string, err error)
+	Grammar() string
+}
+
+// Querier answers cue queries on a shared mount: queries without agent:
+// (or naming this agent) go to the local index; agent:NAME is answered by
+// PostgreSQL over NAME's shipped rows and agent:all merges both, in
+// chronological order. Shared matches link to agents/NAME/episodes/<id>.
+type Querier struct {
+	local LocalQuerier
+	self  string
+	db    *pgxpool.Pool
+	cat   *catalog
+}
+
+// Grammar is the local grammar (which documents agent:).
+func (q *Querier) Grammar() string { return q.local.Grammar() }
+
+type hit struct {
+	at  time.Time
+	row []byte
+	dir string
+}
+
+// Query runs s.
+func (q *Querier) Query(ctx context.Context, s string) ([][]byte, []string, error) {
+	pq, err := query.Parse(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !pq.AllAgents && (pq.Agent == "" || pq.Agent == q.self) {
+		return q.local.Query(ctx, s)
+	}
+	if pq.InMine {
+		return nil, nil, &query.Error{Term: "in:mine", Msg: "in:mine is answered over this agent's own notes only; drop agent: or in:mine"}
+	}
+	if pq.Agent != "" && q.cat.currentLife(pq.Agent) == 0 {
+		names := q.cat.agentNames()
+		known := "none has shipped an episode yet"
+		if len(names) > 0 {
+			known = "agents: " + strings.Join(names, ", ")
+		}
+		return nil, nil, &query.Error{Term: "agent:" + pq.Agent, Msg: "no episode of this agent in the shared memory (" + known + ")"}
+	}
+	hits, err := q.shared(ctx, pq)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pq.AllAgents {
+		rows, dirs, err := q.local.Query(ctx, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, r := range rows {
+			hits = append(hits, hit{at: rowTime(r), row: r, dir: dirs[i]})
+		}
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].at.Before(hits[j].at) })
+		if pq.Last > 0 && len(hits) > pq.Last {
+			hits = hits[len(hits)-pq.Last:]
+		}
+	}
+	rows := make([][]byte, len(hits))
+	dirs := make([]string, len(hits))
+	for i, h := range hits {
+		rows[i], dirs[i] = h.row, h.dir
+	}
+	return rows, dirs, nil
+}
+
+func rowTime(row []byte) time.Time {
+	var v struct {
+		Time string `json:"time"`
+	}
+	json.Unmarshal(row, &v)
+	t, _ := time.Parse(time.RFC3339Nano, v.Time)
+	return t
+}
+
+// shared answers pq over the other agents' rows in PostgreSQL: the SQL
+// narrows by the indexed columns, query.Match decides each row exactly.
+// Rows the follower has not delivered to agents/ yet are left out, so
+// every match's link resolves.
+func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
+	var conds []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if pq.Agent != "" {
+		conds = append(conds, "agent = "+arg(pq.Agent))
+	} else {
+		conds = append(conds, "agent <> "+arg(q.self))
+	}
+	switch {
+	case pq.AllLives:
+	case pq.Life > 0:
+		conds = append(conds, "life = "+arg(pq.Life))
+	default:
+		var agents []string
+		var lives []int32
+		for _, a := range q.cat.agentNames() {
+			agents = append(agents, a)
+			lives = append(lives, int32(q.cat.currentLife(a)))
+		}
+		conds = append(conds, "(agent, life) IN (SELECT * FROM unnest("+arg(agents)+"::text[], "+arg(lives)+"::int[]))")
+	}
+	if len(pq.Tags) > 0 {
+		conds = append(conds, "tags @> "+arg(pq.Tags)+"::text[]")
+	}
+	if len(pq.NotTags) > 0 {
+		conds = append(conds, "NOT (tags && "+arg(pq.NotTags)+"::text[])")
+	}
+	if len(pq.Actions) > 0 {
+		conds = append(conds, "action_kind = ANY("+arg(pq.Actions)+"::text[])")
+	}
+	if st := pq.Steps; st != nil {
+		conds = append(conds, "last_step >= "+arg(st.A), "first_step <= "+arg(st.B))
+	}
+	if n := pq.Near; n != nil {
+		conds = append(conds, "x BETWEEN "+arg(n.X-n.R)+" AND "+arg(n.X+n.R), "z BETWEEN "+arg(n.Z-n.R)+" AND "+arg(n.Z+n.R))
+		if n.ThreeD {
+			conds = append(conds, "y BETWEEN "+arg(n.Y-n.R)+" AND "+arg(n.Y+n.R))
+		}
+	}
+	if y := pq.Y; y != nil {
+		if !math.IsInf(y.Min, 0) {
+			conds = append(conds, "y >= "+arg(y.Min))
+		}
+		if !math.IsInf(y.Max, 0) {
+			conds = append(conds, "y <= "+arg(y.Max))
+		}
+	}
+	if !pq.Since.IsZero() {
+		conds = append(conds, "at >= "+arg(pq.Since))
+	}
+	if !pq.Until.IsZero() {
+		conds = append(conds, "at <= "+arg(pq.Until))
+	}
+	var words []string
+	for _, w := range pq.Words {
+		words = append(words, w...)
+	}
+	if len(words) > 0 {
+		conds = append(conds, "words @> "+arg(words)+"::text[]")
+	}
+	sql := "SELECT agent, life, id, row, at FROM mfm_episodes WHERE " + strings.Join(conds, " AND ")
+	var hits []hit
+	if pq.Last == 0 {
+		if _, err := q.collect(ctx, sql+" ORDER BY at, agent, life, num", args, pq, &hits, 0); err != nil {
+			return nil, err
+		}
+		return hits, nil
+	}
+	// Newest first, a page at a time, until Last rows pass the exact match.
+	page := max(pq.Last*2, 64)
+	for off := 0; len(hits) < pq.Last; off += page {
+		// LIMIT and OFFSET as parameters keep the statement text stable,
+		// so the connection's prepared statement is reused.
+		pargs := append(slices.Clip(args), page, off)
+		scanned, err := q.collect(ctx, fmt.Sprintf("%s ORDER BY at DESC, agent DESC, life DESC, num DESC LIMIT $%d OFFSET $%d", sql, len(args)+1, len(args)+2), pargs, pq, &hits, pq.Last)
+		if err != nil {
+			return nil, err
+		}
+		if scanned < page {
+			break
+		}
+	}
+	for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
+		hits[i], hits[j] = hits[j], hits[i]
+	}
+	return hits, nil
+}
+
+// collect runs sql and appends the rows that match pq exactly and are in
+// the catalog, up to limit hits in all (0: no limit). It returns the
+// number of rows the database returned.
+func (q *Querier) collect(ctx context.Context, sql string, args []any, pq *query.Query, hits *[]hit, limit int) (int, error) {
+	rows, err := q.db.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, fmt.Errorf("query: the shared database did not answer: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var agent, id, raw string
+		var life int
+		var at time.Time
+		if err := rows.Scan(&agent, &life, &id, &raw, &at); err != nil {
+			return n, fmt.Errorf("query: %w", err)
+		}
+		n++
+		if limit > 0 && len(*hits) >= limit {
+			continue
+		}
+		r, err := episodes.ParseRow([]byte(raw))
+		if err != nil || !pq.Match(&r) || q.cat.episode(agent, life, id) == nil {
+			continue
+		}
+		*hits = append(*hits, hit{at: at, row: r.Raw, dir: q.dir(agent, life, id)})
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("query: the shared database did not answer: %w", err)
+	}
+	return n, nil
+}
+
+// dir is the mount-relative directory of a shared episode.
+func (q *Querier) dir(agent string, life int, id string) string {
+	if life == q.cat.currentLife(agent) {
+		return "agents/" + agent + "/" + episodes.EpisodesDir + "/" + id
+	}
+	return "agents/" + agent + "/" + episodes.PreviousDir + "/" + episodes.LifeName(life) + "/" + episodes.EpisodesDir + "/" + id
+}
+
+// RefuseAgents wraps the querier of a mount without sharing: a query with
+// an agent: term gets an error saying it needs a shared mount, instead of
+// an answer from the local store alone.
+func RefuseAgents(local LocalQuerier) LocalQuerier { return refuseAgents{local} }
+
+type refuseAgents struct{ LocalQuerier }
+
+func (r refuseAgents) Query(ctx context.Context, s string) ([][]byte, []string, error) {
+	pq, err := query.Parse(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pq.Agent != "" || pq.AllAgents {
+		return nil, nil, &query.Error{Term: "agent:", Msg: "this mount is not shared (mfmd mount --shared postgres://… --objects s3://… --agent NAME)"}
+	}
+	return r.LocalQuerier.Query(ctx, s)
+}

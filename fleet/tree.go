@@ -1,0 +1,338 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// Tree serves the other agents' shipped memory read-only under agents/
+// (it satisfies fs.VirtualTree): agents/NAME/ has the layout of a store —
+// index.jsonl, grid.jsonl, episodes/<id>/…, previous/life_N/… for earlier
+// lives, and mine/ when NAME shares its notes. Only rows whose files were
+// all stored are in the database, so every listed episode is complete.
+// Episode files are read from the object store once and then from a local
+// cache (shipped episodes never change).
+type Tree struct {
+	cat      *catalog
+	db       *pgxpool.Pool
+	obj      *objects
+	cacheDir string
+}
+
+var errNotExist = iofs.ErrNotExist
+
+// ReadDir lists dir; directory names end in "/".
+func (t *Tree) ReadDir(ctx context.Context, dir string) ([]string, error) {
+	if dir == "" {
+		var out []string
+		for _, a := range t.cat.agentNames() {
+			out = append(out, a+"/")
+		}
+		for _, a := range t.noteAgents(ctx) {
+			if t.cat.currentLife(a) == 0 {
+				out = append(out, a+"/")
+			}
+		}
+		sort.Strings(out)
+		return out, nil
+	}
+	n, err := t.resolve(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if !n.dir {
+		return nil, fmt.Errorf("agents/%s: not a directory", dir)
+	}
+	return n.list(ctx)
+}
+
+// Open returns a file's content, or isDir for a directory.
+func (t *Tree) Open(ctx context.Context, p string) ([]byte, bool, error) {
+	if p == "" {
+		return nil, true, nil
+	}
+	n, err := t.resolve(ctx, p)
+	if err != nil {
+		return nil, false, err
+	}
+	if n.dir {
+		return nil, true, nil
+	}
+	b, err := n.read(ctx)
+	return b, false, err
+}
+
+// node is a resolved path: a directory with its listing, or a file.
+type node struct {
+	dir  bool
+	list func(ctx context.Context) ([]string, error)
+	read func(ctx context.Context) ([]byte, error)
+}
+
+func dirNode(names ...string) *node {
+	return &node{dir: true, list: func(context.Context) ([]string, error) { return names, nil }}
+}
+
+func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
+	parts := strings.Split(path.Clean(p), "/")
+	agent, rest := parts[0], parts[1:]
+	cur := t.cat.currentLife(agent)
+	if cur == 0 && !t.hasNotes(ctx, agent) {
+		return nil, errNotExist
+	}
+	if len(rest) == 0 {
+		names := []string{}
+		if cur > 0 {
+			names = append(names, episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/")
+			if len(t.cat.lives(agent)) > 1 {
+				names = append(names, episodes.PreviousDir+"/")
+			}
+		}
+		if t.hasNotes(ctx, agent) {
+			names = append(names, "mine/")
+		}
+		return dirNode(names...), nil
+	}
+	switch rest[0] {
+	case "mine":
+		return t.mineNode(ctx, agent, strings.Join(rest[1:], "/"))
+	case episodes.PreviousDir:
+		if len(rest) == 1 {
+			var names []string
+			for _, l := range t.cat.lives(agent) {
+				if l != cur {
+					names = append(names, episodes.LifeName(l)+"/")
+				}
+			}
+			if len(names) == 0 {
+				return nil, errNotExist
+			}
+			return dirNode(names...), nil
+		}
+		life, ok := episodes.ParseLifeName(rest[1])
+		if !ok || life == cur || t.cat.currentLife(agent) == 0 || len(t.cat.ids(agent, life)) == 0 {
+			return nil, errNotExist
+		}
+		return t.lifeNode(agent, life, rest[2:])
+	}
+	if cur == 0 {
+		return nil, errNotExist
+	}
+	return t.lifeNode(agent, cur, rest)
+}
+
+// lifeNode resolves rest inside one life of agent.
+func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
+	if len(rest) == 0 {
+		return dirNode(episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/"), nil
+	}
+	switch rest[0] {
+	case episodes.IndexFileName:
+		if len(rest) > 1 {
+			return nil, errNotExist
+		}
+		return &node{read: func(context.Context) ([]byte, error) {
+			b, _ := t.cat.indexBytes(agent, life)
+			return b, nil
+		}}, nil
+	case episodes.GridFileName:
+		if len(rest) > 1 {
+			return nil, errNotExist
+		}
+		return &node{read: func(ctx context.Context) ([]byte, error) { return t.grid(ctx, agent, life) }}, nil
+	case episodes.EpisodesDir:
+	default:
+		return nil, errNotExist
+	}
+	if len(rest) == 1 {
+		return &node{dir: true, list: func(context.Context) ([]string, error) {
+			ids := t.cat.ids(agent, life)
+			for i := range ids {
+				ids[i] += "/"
+			}
+			return ids, nil
+		}}, nil
+	}
+	id := rest[1]
+	ep := t.cat.episode(agent, life, id)
+	if ep == nil {
+		return nil, errNotExist
+	}
+	rel := strings.Join(rest[2:], "/")
+	for _, f := range ep.files {
+		if f.Path == rel {
+			f := f
+			return &node{read: func(ctx context.Context) ([]byte, error) { return t.file(ctx, agent, life, id, f) }}, nil
+		}
+	}
+	// A directory of the episode: the names one level below rel.
+	prefix := rel + "/"
+	if rel == "" {
+		prefix = ""
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range ep.files {
+		if !strings.HasPrefix(f.Path, prefix) {
+			continue
+		}
+		name, sub, isDir := strings.Cut(f.Path[len(prefix):], "/")
+		_ = sub
+		if isDir {
+			name += "/"
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 && rel != "" {
+		return nil, errNotExist
+	}
+	return dirNode(names...), nil
+}
+
+// file reads an episode file from the local cache, or from the object
+// store into the cache.
+func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fileEntry) ([]byte, error) {
+	cp := filepath.Join(t.cacheDir, agent, episodes.LifeName(life), id, filepath.FromSlash(f.Path))
+	if b, err := os.ReadFile(cp); err == nil && int64(len(b)) == f.Size {
+		return b, nil
+	}
+	b, err := t.obj.get(ctx, t.obj.key(agent, life, id, f.Path))
+	if err != nil {
+		return nil, fmt.Errorf("agents/%s: %s/%s: the object store did not answer (try again): %w", agent, id, f.Path, err)
+	}
+	if int64(len(b)) != f.Size {
+		return nil, fmt.Errorf("agents/%s: %s/%s: the object store has %d bytes, the row says %d", agent, id, f.Path, len(b), f.Size)
+	}
+	if err := os.MkdirAll(filepath.Dir(cp), 0o755); err == nil {
+		tmp := cp + ".tmp-" + strconv.Itoa(os.Getpid())
+		if os.WriteFile(tmp, b, 0o444) == nil {
+			os.Rename(tmp, cp)
+		}
+	}
+	return b, nil
+}
+
+func (t *Tree) grid(ctx context.Context, agent string, life int) ([]byte, error) {
+	rows, err := t.db.Query(ctx, `SELECT row FROM mfm_grid WHERE agent = $1 AND life = $2 ORDER BY off`, agent, life)
+	if err != nil {
+		return nil, fmt.Errorf("agents/%s/grid.jsonl: the shared database did not answer: %w", agent, err)
+	}
+	defer rows.Close()
+	var b bytes.Buffer
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return nil, fmt.Errorf("agents/%s/grid.jsonl: %w", agent, err)
+		}
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("agents/%s/grid.jsonl: %w", agent, err)
+	}
+	return b.Bytes(), nil
+}
+
+// notesTimeout bounds the notes look-ups a listing makes, so a database
+// that is down slows ls agents/ by at most this much.
+const notesTimeout = 500 * time.Millisecond
+
+func (t *Tree) noteAgents(ctx context.Context) []string {
+	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
+	defer cancel()
+	rows, err := t.db.Query(ctx, `SELECT DISTINCT agent FROM mfm_notes`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if rows.Scan(&a) == nil && a != t.self() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (t *Tree) self() string { return t.cat.self }
+
+func (t *Tree) hasNotes(ctx context.Context, agent string) bool {
+	if agent == t.self() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
+	defer cancel()
+	var ok bool
+	err := t.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mfm_notes WHERE agent = $1)`, agent).Scan(&ok)
+	return err == nil && ok
+}
+
+// mineNode serves agents/NAME/mine/rel from the shared notes.
+func (t *Tree) mineNode(ctx context.Context, agent, rel string) (*node, error) {
+	rows, err := t.db.Query(ctx, `SELECT path FROM mfm_notes WHERE agent = $1 ORDER BY path`, agent)
+	if err != nil {
+		return nil, fmt.Errorf("agents/%s/mine: the shared database did not answer: %w", agent, err)
+	}
+	var paths []string
+	for rows.Next() {
+		var p string
+		if rows.Scan(&p) == nil {
+			paths = append(paths, p)
+		}
+	}
+	rows.Close()
+	prefix := ""
+	if rel != "" {
+		prefix = rel + "/"
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, p := range paths {
+		if p == rel {
+			return &node{read: func(ctx context.Context) ([]byte, error) {
+				var body []byte
+				err := t.db.QueryRow(ctx, `SELECT body FROM mfm_notes WHERE agent = $1 AND path = $2`, agent, rel).Scan(&body)
+				if err != nil {
+					return nil, fmt.Errorf("agents/%s/mine/%s: %w", agent, rel, err)
+				}
+				return body, nil
+			}}, nil
+		}
+		if !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		name, _, isDir := strings.Cut(p[len(prefix):], "/")
+		if isDir {
+			name += "/"
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 && rel != "" {
+		return nil, errNotExist
+	}
+	return dirNode(names...), nil
+}
+
+// isNotExist reports a missing path.
+func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
