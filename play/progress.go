@@ -12,8 +12,11 @@ type Progress struct {
 	StepsUsed   int    `json:"steps_used"`
 	StepsLeft   int    `json:"steps_left"`
 	PlanCap     int    `json:"plan_cap"`
-	// Milestones are the task's milestones in order, reached or not.
-	Milestones []MilestoneRecord `json:"milestones"`
+	// Milestones are the task's milestones in order as the turn block
+	// discloses them: of an ordered task, the reached ones and the next;
+	// Undisclosed counts the rest.
+	Milestones  []MilestoneRecord `json:"milestones"`
+	Undisclosed int               `json:"undisclosed,omitempty"`
 	// Frame is the latest frame as the turn block shows it (under the
 	// mount when there is one); FrameFile is the same file in the store.
 	Frame       string `json:"frame,omitempty"`
@@ -39,11 +42,21 @@ func (s *Session) Progress() Progress {
 		StepsUsed:   used,
 		StepsLeft:   left,
 		PlanCap:     s.run.PlanCap,
-		Milestones:  append([]MilestoneRecord{}, s.run.Milestones...),
+		Milestones:  []MilestoneRecord{},
 		Frame:       s.lastFrame,
 		FrameFile:   s.lastFrameFile,
 		Termination: s.run.Termination,
 		Turns:       len(s.run.Turns),
+	}
+	pending := 0
+	for _, m := range s.run.Milestones {
+		if !m.Reached {
+			if pending++; pending > 1 && s.opt.Task.Ordered {
+				p.Undisclosed++
+				continue
+			}
+		}
+		p.Milestones = append(p.Milestones, m)
 	}
 	if p.FrameFile != "" && !filepath.IsAbs(p.FrameFile) {
 		p.FrameFile, _ = filepath.Abs(p.FrameFile)
