@@ -333,3 +333,35 @@ func TestBinaryActTask(t *testing.T) {
 		t.Errorf("read the new episode: %s", texts(rr))
 	}
 }
+
+// TestFrameImage: the frame act attaches, or why none is attached.
+func TestFrameImage(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "f.png")
+	body := []byte("\x89PNG\r\n\x1a\n0123456789")
+	if err := os.WriteFile(png, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file, note string
+		max        int
+	}{
+		{png, "", 1 << 20},
+		{"", "no frame yet", 1 << 20},
+		{png, "over", 8},
+		{filepath.Join(dir, "f.txt"), "not a PNG or JPEG", 1 << 20},
+		{filepath.Join(dir, "gone.png"), "no such file", 1 << 20},
+	} {
+		s := &server{lim: Limits{MaxImageBytes: c.max}}
+		img, note := s.frameImage(c.file)
+		switch {
+		case c.note == "" && (img == nil || !bytes.Equal(img.Data, body) || img.MIMEType != "image/png"):
+			t.Errorf("%s: %v %q", c.file, img, note)
+		case c.note != "" && (img != nil || !strings.Contains(note, c.note)):
+			t.Errorf("%s (max %d): image %v, note %q; want a note with %q", c.file, c.max, img != nil, note, c.note)
+		}
+	}
+}
