@@ -190,6 +190,9 @@ func TestInspectorCLI(t *testing.T) {
 	} {
 		run([]string{bin, "mcp", "--store", playStore}, c)
 	}
-	noSession := []string{bin, "mcp", "--store", s.Root, "--play-socket", filepath.Join(t.TempDir(), "none.sock")}
-	run(noSession, inspectorCall{name: "act without a session", args: tool(ToolAct, "plan=wait"), isError: true, text: "start one with mfmd play --task TASK"})
+	// --play-socket is the only socket looked at
+	none := filepath.Join(t.TempDir(), "none.sock")
+	noSession := []string{bin, "mcp", "--store", s.Root, "--play-socket", none}
+	run(noSession, inspectorCall{name: "act without a session", args: tool(ToolAct, "plan=wait"), isError: true,
+		text: "(looked for its control socket at " + none + "): start one with mfmd play --task TASK"})
 }

@@ -30,10 +30,10 @@ func init() {
 			"Serves the store to an MCP client with the mount's semantics: tools query, read, view,\n" +
 			"write and edit (mine/ only), check, and act and task for a running mfmd play session;\n" +
 			"the generated README and the agent brief as resources; a prompt that is the brief.\n" +
-			"Without --http it speaks MCP on stdin/stdout\n" +
-			"(what `claude mcp add mfm -- mfmd mcp --store DIR` runs); with --http ADDR it serves\n" +
-			"the streamable HTTP transport at http://ADDR/ until SIGINT/SIGTERM. docs/MCP.md has\n" +
-			"the tools, their limits and client setup.",
+			"Without --http it speaks MCP on stdin/stdout (what `claude mcp add mfm -- mfmd mcp\n" +
+			"--store DIR` runs); with --http ADDR it serves the streamable HTTP transport at\n" +
+			"http://ADDR/ until SIGINT/SIGTERM. docs/MCP.md has the tools, their limits and\n" +
+			"client setup.",
 		run: runMCP,
 	})
 }
