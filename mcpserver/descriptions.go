@@ -32,3 +32,11 @@ const writeDescription = `Write a file in mine/, your own notes — the only wri
 const editDescription = `Replace text in an existing file of mine/: old_text must occur exactly once (or set replace_all), and is replaced by new_text atomically. Read the file first and copy old_text exactly. Refused outside mine/ (read-only, EROFS); nothing changes on any error.`
 
 const checkDescription = `Check the citations in mine/: every episode id (ep_000044) and step reference your notes cite must name a recorded episode. Returns the count, the citations to missing episodes with file and line, and mine/procedures/ scripts without a description. Run it after writing notes.`
+
+const actDescription = `Act in the game: run one plan in the running play session (mfmd play) and get the turn block back — what each entry did, your state and inventory, events, milestones reached, the episodes recorded, the latest frame, your goals and steps left. The same plans and block as the shell's mfmd act.
+
+A plan is one line of entries separated by ';': an atom or one of your procedures with key=value arguments (go_to x=-70 z=189; mine_ahead; collect_drops item=tree), or a raw action {"forward":1,"jump":1} x20. Or the JSON plan {"actions": [{"procedure": NAME, "args": {...}}, {"action": {...}, "repeat": N}]}. Entries run in order; a failed one drops the rest. Call task for the atoms and their parameters.
+
+A refused plan (unknown atom, bad arguments, over the plan cap, the governor's repeat rule, the run has ended) is an error with the session's reason, and nothing is done or recorded: fix the plan and call again. frame=true adds the latest frame as an image. The episodes a turn records are in your memory at once: query, read and view them. Without a running session this is an error that says how to start one.`
+
+const taskDescription = `Where the running play session stands, without acting: the task's instruction, your goals (milestones reached and the next ones), steps used and left, your state and inventory, the latest frame — then the atoms you can use in a plan with their parameters, the raw action keys, and your own procedures. The same text as the shell's mfmd act --status and mfmd act --list; no_atoms=true leaves the list out. Without a running session this is an error that says how to start one.`

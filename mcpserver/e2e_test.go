@@ -51,7 +51,7 @@ type buildError struct {
 func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 // allToolNames are the tools mfmd mcp serves.
-var allToolNames = []string{ToolCheck, ToolEdit, ToolQuery, ToolRead, ToolView, ToolWrite}
+var allToolNames = []string{ToolAct, ToolCheck, ToolEdit, ToolQuery, ToolRead, ToolTask, ToolView, ToolWrite}
 
 // exerciseServer lists the tools and calls each one through cs, as a
 // client of the real binary would.

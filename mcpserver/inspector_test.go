@@ -64,12 +64,13 @@ type inspectorResult struct {
 	} `json:"messages"`
 }
 
-// runInspector runs the Inspector's CLI mode against mfmd mcp on stdio.
-func runInspector(t *testing.T, insp, bin, store string, args ...string) inspectorResult {
+// runInspector runs the Inspector's CLI mode against the server command
+// (mfmd mcp on stdio).
+func runInspector(t *testing.T, insp string, server []string, args ...string) inspectorResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	argv := append([]string{"--cli", bin, "mcp", "--store", store}, args...)
+	argv := append(append([]string{"--cli"}, server...), args...)
 	cmd := exec.CommandContext(ctx, insp, argv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -86,12 +87,14 @@ func runInspector(t *testing.T, insp, bin, store string, args ...string) inspect
 
 // TestInspectorCLI drives the stdio server from the official MCP
 // Inspector (a real client outside Go): it lists the tools and calls each
-// one, images included, and reads the resources and the prompt.
+// one, images included — act and task in a play session of the
+// simulated world — and reads the resources and the prompt.
 func TestInspectorCLI(t *testing.T) {
 	insp := inspector(t)
 	bin := mfmdBinary(t)
 	s := copyStore(t)
-	list := runInspector(t, insp, bin, s.Root, "--method", "tools/list")
+	server := []string{bin, "mcp", "--store", s.Root}
+	list := runInspector(t, insp, server, "--method", "tools/list")
 	var names []string
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
@@ -109,13 +112,14 @@ func TestInspectorCLI(t *testing.T) {
 		}
 		return out
 	}
-	calls := []struct {
+	type inspectorCall struct {
 		name    string
 		args    []string
 		isError bool
 		text    string // in the text content
 		image   bool   // one image content that decodes as PNG
-	}{
+	}
+	calls := []inspectorCall{
 		{name: "query cue", args: tool(ToolQuery, "query=tag:damage last:2"), text: "ep_000180  steps"},
 		{name: "query episodes.py", args: tool(ToolQuery, `episodes_py=["--tag","damage","--last","1"]`), text: "ep_000244  steps 3653-3693"},
 		{name: "query sheet", args: tool(ToolQuery, "query=tag:damage", "sheet=true"), text: "4 matches", image: true},
@@ -130,9 +134,9 @@ func TestInspectorCLI(t *testing.T) {
 		{name: "write the record", args: tool(ToolWrite, "path=index.jsonl", "content=x"), isError: true, text: "EROFS"},
 		{name: "check", args: tool(ToolCheck), text: "1 citation(s), 0 to missing episodes"},
 	}
-	for _, c := range calls {
+	run := func(server []string, c inspectorCall) {
 		t.Run(c.name, func(t *testing.T) {
-			r := runInspector(t, insp, bin, s.Root, c.args...)
+			r := runInspector(t, insp, server, c.args...)
 			if r.IsError != c.isError {
 				t.Fatalf("isError %v, want %v: %+v", r.IsError, c.isError, r.Content)
 			}
@@ -162,15 +166,33 @@ func TestInspectorCLI(t *testing.T) {
 			}
 		})
 	}
+	for _, c := range calls {
+		run(server, c)
+	}
 	if b, err := os.ReadFile(filepath.Join(s.Root, "mine/notes.md")); err != nil || string(b) != "- fell 13 blocks off the tower: ep_000044\n" {
 		t.Errorf("mine/notes.md after the inspector's write and edit: %q %v", b, err)
 	}
-	res := runInspector(t, insp, bin, s.Root, "--method", "resources/read", "--uri", readmeURI)
+	res := runInspector(t, insp, server, "--method", "resources/read", "--uri", readmeURI)
 	if len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "# Your memory (MFM)") {
 		t.Errorf("resources/read %s: %+v", readmeURI, res.Contents)
 	}
-	res = runInspector(t, insp, bin, s.Root, "--method", "prompts/get", "--prompt-name", "brief")
+	res = runInspector(t, insp, server, "--method", "prompts/get", "--prompt-name", "brief")
 	if len(res.Messages) != 1 || !strings.Contains(res.Messages[0].Content.Text, "# Your memory is mounted at /mfm") {
 		t.Errorf("prompts/get brief: %+v", res.Messages)
 	}
+
+	// act and task: mfmd mcp finds the session in the store it serves
+	playStore := startPlay(t, bin)
+	for _, c := range []inspectorCall{
+		{name: "task", args: tool(ToolTask), text: "[GOALS] 0 of 3 reached"},
+		{name: "act refused", args: tool(ToolAct, "plan=fly x=1"), isError: true, text: `no atom or procedure "fly"`},
+		{name: "act", args: tool(ToolAct, "plan=go_to x=5 z=0; mine_ahead", "frame=true"), text: "[EVENT] MILESTONE log reached", image: true},
+	} {
+		run([]string{bin, "mcp", "--store", playStore}, c)
+	}
+	// --play-socket is the only socket looked at
+	none := filepath.Join(t.TempDir(), "none.sock")
+	noSession := []string{bin, "mcp", "--store", s.Root, "--play-socket", none}
+	run(noSession, inspectorCall{name: "act without a session", args: tool(ToolAct, "plan=wait"), isError: true,
+		text: "(looked for its control socket at " + none + "): start one with mfmd play --task TASK"})
 }

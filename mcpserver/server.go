@@ -28,6 +28,7 @@ type Limits struct {
 	MaxWriteBytes int           // content of one write or edit
 	MaxRows       int           // rows one query returns (the most recent)
 	CallTimeout   time.Duration // one tool call, including renders
+	ActTimeout    time.Duration // one act call: the play session's whole turn
 }
 
 // DefaultLimits are the limits mfmd mcp runs with.
@@ -40,6 +41,7 @@ func DefaultLimits() Limits {
 		MaxWriteBytes: 1 << 20,
 		MaxRows:       500,
 		CallTimeout:   30 * time.Second,
+		ActTimeout:    15 * time.Minute,
 	}
 }
 
@@ -57,6 +59,10 @@ type Config struct {
 	// Citations lists mine/'s citations for check (nil:
 	// consolidate.Citations of Store).
 	Citations func() ([]consolidate.Resolved, error)
+	// PlaySockets are where a play session's control socket (mfmd play)
+	// may be, tried in order by act and task on every call: the first a
+	// session answers on is used. None: act and task say how to start one.
+	PlaySockets []string
 	// ReadOnly refuses every write, as mfmd mount --read-only does.
 	ReadOnly bool
 	Limits   Limits
@@ -85,6 +91,9 @@ func New(cfg Config) (*mcp.Server, error) {
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits()
 	}
+	if cfg.Limits.ActTimeout <= 0 {
+		cfg.Limits.ActTimeout = DefaultLimits().ActTimeout
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -111,7 +120,7 @@ func New(cfg Config) (*mcp.Server, error) {
 	return srv, nil
 }
 
-const instructions = `This server is your recorded experience (MFM): one episode per action, with what you saw (frames), did and caused, plus your own notes in mine/. It has the layout of the /mfm mount described in the brief: a path such as /mfm/episodes/ep_000044/outcome.json is "episodes/ep_000044/outcome.json" here. Start by reading README.md (the read tool, or the resource mfm://README.md): it has live counts and real ids. Find episodes with query, open files and directories with read, look at frames and maps with view, keep notes with write and edit (only mine/ is writable), and check your notes' citations with check.`
+const instructions = `This server is your recorded experience (MFM): one episode per action, with what you saw (frames), did and caused, plus your own notes in mine/. It has the layout of the /mfm mount described in the brief: a path such as /mfm/episodes/ep_000044/outcome.json is "episodes/ep_000044/outcome.json" here. Start by reading README.md (the read tool, or the resource mfm://README.md): it has live counts and real ids. Find episodes with query, open files and directories with read, look at frames and maps with view, keep notes with write and edit (only mine/ is writable), and check your notes' citations with check. When a play session is running (mfmd play), act runs a plan in the game and returns the turn block, and task says where the run stands and lists the atoms.`
 
 // recoverCalls turns a panic in any handler into an error for that call
 // alone: a tool call gets a tool error, any other request a protocol

@@ -14,6 +14,8 @@ const (
 	ToolWrite = "write"
 	ToolEdit  = "edit"
 	ToolCheck = "check"
+	ToolAct   = "act"
+	ToolTask  = "task"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -60,6 +62,19 @@ func (s *server) addTools(srv *mcp.Server) {
 		Description: checkDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: closed},
 	}, bounded(s, s.check))
+	// act is bounded by Limits.ActTimeout: a turn runs as long as the game takes
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        ToolAct,
+		Title:       "Act in the game: run a plan",
+		Description: actDescription,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+	}, s.act)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        ToolTask,
+		Title:       "The task: goals, steps, atoms",
+		Description: taskDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
+	}, bounded(s, s.task))
 }
 
 // bounded runs a tool handler under Limits.CallTimeout.

@@ -37,6 +37,8 @@ type Reply struct {
 	Text    string      `json:"text,omitempty"` // the turn block or listing
 	Turn    *TurnRecord `json:"turn,omitempty"`
 	Ended   string      `json:"ended,omitempty"` // the termination, once the run ended
+	// Progress is where the run stands after the request (act, status).
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Server serves a session on a unix socket.
@@ -142,11 +144,12 @@ func (s *Server) answer(ctx context.Context, line []byte) Reply {
 		if t := s.sess.Termination(); t != EndRunning {
 			rep.Ended = t
 		}
+		rep.Progress = ptrTo(s.sess.Progress())
 		return rep
 	case "list":
 		return Reply{OK: true, Text: s.sess.ListAtoms()}
 	case "status":
-		rep := Reply{OK: true, Text: s.sess.Status()}
+		rep := Reply{OK: true, Text: s.sess.Status(), Progress: ptrTo(s.sess.Progress())}
 		if t := s.sess.Termination(); t != EndRunning {
 			rep.Ended = t
 		}
@@ -156,6 +159,8 @@ func (s *Server) answer(ctx context.Context, line []byte) Reply {
 	}
 	return Reply{Error: fmt.Sprintf("unknown op %q (want act, list, status or block)", q.Op)}
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // ErrNoSession is returned by Call when no session serves the socket.
 var ErrNoSession = errors.New("no play session is running")

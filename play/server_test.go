@@ -39,6 +39,21 @@ func TestServer(t *testing.T) {
 	if err != nil || !rep.OK || !strings.Contains(rep.Text, "[ACTION] mine_ahead() -> ok") || rep.Turn == nil || rep.Turn.ID != "t0001" || rep.Turn.Source != "act" {
 		t.Fatalf("act: %+v %v", rep, err)
 	}
+	// the reply carries where the run stands as data
+	p := rep.Progress
+	if p == nil {
+		t.Fatal("act reply has no progress")
+	}
+	used := int(f.world.State().Step - f.sess.Run().StartStep)
+	if p.Task != "sim-log" || p.StepsUsed != used || p.StepsLeft != 200-used || p.Budget != 200 || p.Turns != 1 || p.Termination != EndRunning {
+		t.Errorf("progress %+v (used %d)", p, used)
+	}
+	if len(p.Milestones) != 3 || !p.Milestones[0].Reached || p.Milestones[0].Turn != "t0001" || p.Milestones[1].Reached {
+		t.Errorf("progress milestones %+v", p.Milestones)
+	}
+	if fi, err := os.Stat(p.FrameFile); err != nil || fi.Size() == 0 || p.Frame == "" || !strings.Contains(rep.Text, "[FRAME] "+p.Frame+"\n") {
+		t.Errorf("progress frame %q (%q): %v", p.FrameFile, p.Frame, err)
+	}
 	rep, err = Call(sock, Request{Op: "act", Plan: "fly"}, 10*time.Second)
 	if err != nil || rep.OK || !rep.Refused || !strings.Contains(rep.Error, `no atom or procedure "fly"`) {
 		t.Errorf("bad plan: %+v %v", rep, err)
@@ -50,6 +65,9 @@ func TestServer(t *testing.T) {
 	rep, err = Call(sock, Request{Op: "status"}, 10*time.Second)
 	if err != nil || !strings.Contains(rep.Text, "[GOALS] 1 of 3 reached: log@") {
 		t.Errorf("status: %+v %v", rep, err)
+	}
+	if rep.Progress == nil || rep.Progress.Turns != 1 || !rep.Progress.Milestones[0].Reached {
+		t.Errorf("status progress: %+v", rep.Progress)
 	}
 	rep, err = Call(sock, Request{Op: "dance"}, 10*time.Second)
 	if err != nil || rep.OK || !strings.Contains(rep.Error, `unknown op "dance"`) {

@@ -78,6 +78,10 @@ type Session struct {
 	lastRefusal string         // why the latest was
 	done        chan struct{}
 	closed      bool
+
+	// lastFrameFile is lastFrame in the store (lastFrame is as the
+	// block shows it: under the mount when there is one)
+	lastFrameFile string
 }
 
 // NewSession opens a session: the start state is the world's current
@@ -552,7 +556,7 @@ func (s *Session) observeEpisode(r episodes.Row, b *blockBuilder) {
 		frame = filepath.Join(dir, "observation", "image.png")
 	}
 	if frame != "" {
-		s.lastFrame = s.shown(frame)
+		s.lastFrame, s.lastFrameFile = s.shown(frame), frame
 	}
 	b.episodes = append(b.episodes, r.ID)
 	if b.summaries == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/mcpserver"
+	"github.com/mfm-project/mfm/play"
 	"github.com/mfm-project/mfm/view"
 )
 
@@ -25,13 +26,14 @@ func init() {
 	register(&command{
 		name:    "mcp",
 		summary: "serve the memory over the Model Context Protocol (stdio, or --http ADDR)",
-		usage: "--store DIR [--read-only] [--http ADDR]\n\n" +
+		usage: "--store DIR [--read-only] [--http ADDR] [--play-socket PATH]\n\n" +
 			"Serves the store to an MCP client with the mount's semantics: tools query, read, view,\n" +
-			"write and edit (mine/ only), check; the generated README and the agent brief as\n" +
-			"resources; a prompt that is the brief. Without --http it speaks MCP on stdin/stdout\n" +
-			"(what `claude mcp add mfm -- mfmd mcp --store DIR` runs); with --http ADDR it serves\n" +
-			"the streamable HTTP transport at http://ADDR/ until SIGINT/SIGTERM. docs/MCP.md has\n" +
-			"the tools, their limits and client setup.",
+			"write and edit (mine/ only), check, and act and task for a running mfmd play session;\n" +
+			"the generated README and the agent brief as resources; a prompt that is the brief.\n" +
+			"Without --http it speaks MCP on stdin/stdout (what `claude mcp add mfm -- mfmd mcp\n" +
+			"--store DIR` runs); with --http ADDR it serves the streamable HTTP transport at\n" +
+			"http://ADDR/ until SIGINT/SIGTERM. docs/MCP.md has the tools, their limits and\n" +
+			"client setup.",
 		run: runMCP,
 	})
 }
@@ -43,6 +45,8 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	readOnly := fl.Bool("read-only", false, "refuse every write, mine/ included (memory frozen for evaluation runs)")
 	httpAddr := fl.String("http", "", "serve streamable HTTP on ADDR (host:port; port 0 picks one) instead of stdio")
 	timeout := fl.Duration("call-timeout", 30*time.Second, "upper bound for one tool call")
+	actTimeout := fl.Duration("act-timeout", 15*time.Minute, "upper bound for one act call (the play session's whole turn)")
+	playSock := fl.String("play-socket", "", "control socket of the play session act and task drive (default: $MFM_PLAY_SOCKET, else STORE/.mfm/"+play.SocketName+", else "+defaultPlaySocket()+", whichever a session answers on)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
 	}
@@ -62,15 +66,17 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	defer closeHooks()
 	lim := mcpserver.DefaultLimits()
 	lim.CallTimeout = *timeout
+	lim.ActTimeout = *actTimeout
 	resolver := &consolidate.Resolver{Store: store}
 	srv, err := mcpserver.New(mcpserver.Config{
-		Store:     store,
-		Hooks:     hooks,
-		Renderer:  view.NewFiles(view.DefaultLimits()),
-		Citations: func() ([]consolidate.Resolved, error) { return resolver.Citations() },
-		ReadOnly:  *readOnly,
-		Limits:    lim,
-		Logger:    slog.Default(),
+		Store:       store,
+		Hooks:       hooks,
+		Renderer:    view.NewFiles(view.DefaultLimits()),
+		Citations:   func() ([]consolidate.Resolved, error) { return resolver.Citations() },
+		ReadOnly:    *readOnly,
+		Limits:      lim,
+		Logger:      slog.Default(),
+		PlaySockets: mcpPlaySockets(*playSock, store),
 	})
 	if err != nil {
 		return fail(stderr, c.name, err)
@@ -104,4 +110,14 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		slog.Warn("mcp: http shutdown", slog.Any("err", err))
 	}
 	return 0
+}
+
+// mcpPlaySockets are the sockets act and task try, in order: the flag or
+// $MFM_PLAY_SOCKET as mfmd act uses them, else the socket of a session
+// recording into this store, then the default link mfmd play makes.
+func mcpPlaySockets(flagValue string, store *episodes.Store) []string {
+	if flagValue != "" || os.Getenv("MFM_PLAY_SOCKET") != "" {
+		return []string{playSocket(flagValue)}
+	}
+	return []string{store.Path(episodes.MetaDir, play.SocketName), defaultPlaySocket()}
 }
