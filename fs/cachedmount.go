@@ -71,8 +71,8 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 		return nil, fmt.Errorf("mount %s/: %w", name, err)
 	}
 	sub := &subMount{srv: srv, mnt: mnt}
-	if m.access.on() {
-		rec := &mountOpens{m: m, root: root.EmbeddedInode(), prefix: "/" + name, seen: make(map[string]accessName)}
+	if m.access.On() {
+		rec := &mountOpens{access: m.access.AccessLog, root: root.EmbeddedInode(), prefix: "/" + name, seen: make(map[string]accessName)}
 		sub.opens, err = watchOpens(mnt, watchOptions{Log: m.log, FixedNames: true}, rec.record)
 		if err != nil {
 			_ = srv.Unmount()

@@ -10,33 +10,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fs/content"
 )
-
-// extensions holds the query index and the view renderer the mount wires
-// in (q/, map/, views beside frames, episode sheets).
-type extensions struct {
-	m      *mfs
-	qcache *queryCache // q/ results; nil without a Querier
-}
-
-func (m *mfs) openExtensions(ctx context.Context) error {
-	m.ext = &extensions{m: m}
-	return nil
-}
-
-func (e *extensions) close() {}
-
-// help returns the grammar texts /.errors shows after the errors.
-func (e *extensions) help() []string {
-	var out []string
-	if v := e.m.opt.Hooks.Viewer; v != nil {
-		out = append(out, v.Grammar())
-	}
-	if q := e.m.opt.Hooks.Querier; q != nil {
-		out = append(out, q.Grammar())
-	}
-	return out
-}
 
 // lookupVirtual resolves a name that does not exist on disk inside a
 // read-only store directory: a view of a frame or an episode sheet. The
@@ -62,7 +37,7 @@ func (m *mfs) lookupView(ctx context.Context, parent *gofs.Inode, rel, name stri
 		return nil, syscall.ENOENT
 	}
 	if err != nil {
-		return nil, m.fail(ctx, "/"+rel, invalid(err))
+		return nil, m.fail(ctx, "/"+rel, content.Invalid(err))
 	}
 	ops := &bytesFile{m: m, kind: "view"}
 	if stableView(v, rel) {
@@ -101,7 +76,7 @@ func (m *mfs) renderView(ctx context.Context, rel string) ([]byte, error) {
 		return nil, syscall.ENOENT
 	}
 	if err != nil {
-		return nil, invalid(err)
+		return nil, content.Invalid(err)
 	}
 	return data, nil
 }
@@ -154,16 +129,4 @@ func (n *roNode) lifeMapDir() gofs.InodeEmbedder {
 	// the life's own files (the maps inside follow StableViewer).
 	d := &vdir{m: n.m, attrTTL: immutableTTL}
 	return &mapDir{vdir: d, prefix: n.life + lifeMapName + "/"}
-}
-
-func (e *extensions) queries() bool     { return e.m.opt.Hooks.Querier != nil }
-func (e *extensions) views() bool       { return e.m.opt.Hooks.Viewer != nil }
-func (e *extensions) queryHelp() string { return grammar(e.m.opt.Hooks.Querier) }
-func (e *extensions) viewHelp() string  { return grammar(e.m.opt.Hooks.Viewer) }
-
-func grammar(g interface{ Grammar() string }) string {
-	if g == nil {
-		return ""
-	}
-	return g.Grammar()
 }

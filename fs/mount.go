@@ -18,6 +18,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // Options configure a mount.
@@ -77,10 +78,9 @@ type mfs struct {
 	store   *episodes.Store
 	opt     Options
 	log     *slog.Logger
-	access  *accessLog
-	errs    *errorLog
-	stats   *statsCache
-	ext     *extensions
+	access  accessRecorder
+	errs    *content.ErrorLog
+	stats   *content.StatsCache
 	uid     uint32
 	gid     uint32
 	started time.Time
@@ -142,7 +142,7 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		store:      store,
 		opt:        opt,
 		log:        log,
-		errs:       newErrorLog(32),
+		errs:       content.NewErrorLog(32),
 		started:    time.Now(),
 		rootOps:    map[string]gofs.InodeEmbedder{},
 		stop:       make(chan struct{}),
@@ -158,17 +158,12 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 			m.cached = true
 		}
 	}
-	m.stats = newStatsCache(store)
-	m.access = newAccessLog(store, log, opt.NoAccessLog)
+	m.stats = content.NewStatsCache(store)
+	m.access = accessRecorder{content.NewAccessLog(store, log, opt.NoAccessLog)}
 	m.lives = &lifeTrees{m: m, trees: map[int]*roNode{}}
-	if err := m.openExtensions(ctx); err != nil {
-		m.access.close()
-		return nil, fmt.Errorf("mount %s: %w", mnt, err)
-	}
 	rootDir, err := m.buildRoot()
 	if err != nil {
-		m.access.close()
-		m.ext.close()
+		m.access.Close()
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
 
@@ -213,15 +208,13 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 	raw := gofs.NewNodeFS(rootDir, fsOpts)
 	srv, err := fuse.NewServer(raw, mnt, &fsOpts.MountOptions)
 	if err != nil {
-		m.access.close()
-		m.ext.close()
+		m.access.Close()
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
 		_ = srv.Unmount()
-		m.access.close()
-		m.ext.close()
+		m.access.Close()
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
 	s := &Server{srv: srv, m: m, mnt: mnt, done: make(chan struct{})}
@@ -234,8 +227,7 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 			if err != nil {
 				s.closeWatchers()
 				_ = s.unmountAll()
-				m.access.close()
-				m.ext.close()
+				m.access.Close()
 				return nil, fmt.Errorf("mount %s: %w", mnt, err)
 			}
 			s.subs = append(s.subs, sub)
@@ -308,8 +300,7 @@ func (s *Server) Wait() {
 	s.waitOnce.Do(func() {
 		s.closeWatchers()
 		close(s.m.stop)
-		s.m.access.close()
-		s.m.ext.close()
+		s.m.access.Close()
 		close(s.done)
 	})
 	<-s.done

@@ -8,6 +8,8 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // immutableTTL is how long the kernel may cache entries and attributes
@@ -167,9 +169,9 @@ func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
-	if n.m.access.on() {
+	if n.m.access.On() {
 		path := "/" + n.m.storePath(&n.Inode)
-		n.m.access.record(ctx, path, kindOfPath(path, n.kind))
+		n.m.access.record(ctx, path, content.KindOfPath(path, n.kind))
 	}
 	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
 	// Read-only: nothing to flush, so close(2) need not wait for a FLUSH
@@ -201,7 +203,7 @@ func (n *roNode) backingPath() string {
 	return filepath.Join(n.RootData.Path, n.Path(n.RootData.RootNode.EmbeddedInode()))
 }
 
-func (n *roNode) accessKind(path string) string { return kindOfPath(path, n.kind) }
+func (n *roNode) accessKind(path string) string { return content.KindOfPath(path, n.kind) }
 
 func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	n.m.access.record(ctx, "/"+n.m.storePath(&n.Inode), "list")

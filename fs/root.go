@@ -234,6 +234,6 @@ func (m *mfs) watchLives() {
 				m.log.Debug("mount: notify entry", slog.String("name", name), slog.Any("errno", errno))
 			}
 		}
-		m.stats.invalidate()
+		m.stats.Invalidate()
 	}
 }

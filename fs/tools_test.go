@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // TestReadTools runs real tools over the mount and over the native store
@@ -611,15 +612,15 @@ func TestAccessLog(t *testing.T) {
 
 // accessRecords reads the access log of tm's store (after unmount: then
 // everything is written), failing the test on a row that does not decode.
-func accessRecords(t *testing.T, tm *tmount) []AccessRecord {
+func accessRecords(t *testing.T, tm *tmount) []content.AccessRecord {
 	t.Helper()
-	b, err := os.ReadFile(tm.store.Path(".mfm", AccessFileName))
+	b, err := os.ReadFile(tm.store.Path(".mfm", content.AccessFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []AccessRecord
+	var rs []content.AccessRecord
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r AccessRecord
+		var r content.AccessRecord
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("bad access row %q: %v", l, err)
 		}
@@ -653,7 +654,7 @@ func TestAccessLogRepeatedOpens(t *testing.T) {
 			hits += sub.opens.pathHits.Load()
 		}
 	}
-	got := map[string][]AccessRecord{}
+	got := map[string][]content.AccessRecord{}
 	for _, r := range accessRecords(t, tm) {
 		got[r.Path] = append(got[r.Path], r)
 	}

@@ -13,6 +13,8 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // This file holds the generic virtual node kinds every feature builds on:
@@ -298,7 +300,7 @@ func (f *proxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if err != nil {
 		return nil, 0, gofs.ToErrno(err)
 	}
-	if f.m.access.on() {
+	if f.m.access.On() {
 		f.m.access.record(ctx, "/"+f.m.storePath(&f.Inode), f.kind)
 	}
 	// Read-only: no FLUSH round trip on close. No KEEP_CACHE: the file
@@ -413,11 +415,11 @@ func (m *mfs) virtualAttr(a *fuse.Attr, mode uint32, size uint64) {
 // fail records err for path in the error log (/.errors) and returns the
 // errno the caller should answer with.
 func (m *mfs) fail(ctx context.Context, path string, err error) syscall.Errno {
-	errno := errnoOf(err)
+	errno := content.Errno(err)
 	if errno == syscall.EINTR {
 		return errno // an interrupted request is retried, not the agent's error
 	}
-	m.errs.add(path, err)
+	m.errs.Add(path, err)
 	m.log.Debug("mount: request failed", slog.String("path", path), slog.Any("err", err))
 	return errno
 }
