@@ -10,6 +10,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/fanotify"
 )
 
 // The recorded episodes (episodes/, previous/) never change once
@@ -28,7 +29,7 @@ import (
 //     handle: roNode.Read, bytesFile.Read), so a repeated read of a frame
 //     sends the daemon nothing at all;
 //   - the access log learns of the opens it no longer sees from fanotify
-//     (openWatch, a mount mark).
+//     (internal/fanotify, a mount mark).
 //
 // Everything else (the growing index.jsonl, grid.jsonl and logs.txt,
 // README.md, q/, map/, now/, mine/) stays on the store's mount with an
@@ -40,7 +41,7 @@ import (
 type subMount struct {
 	srv   *fuse.Server
 	mnt   string
-	opens *openWatch // nil without the access log
+	opens *fanotify.Watch // nil without the access log
 }
 
 // mountCached mounts the tree root (episodes/ or previous/) over name in
@@ -73,7 +74,7 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 	sub := &subMount{srv: srv, mnt: mnt}
 	if m.access.On() {
 		rec := &mountOpens{access: m.access.AccessLog, root: root.EmbeddedInode(), prefix: "/" + name, seen: make(map[string]accessName)}
-		sub.opens, err = watchOpens(mnt, watchOptions{Log: m.log, FixedNames: true}, rec.record)
+		sub.opens, err = fanotify.WatchOpens(mnt, fanotify.Options{Log: m.log, FixedNames: true}, rec.record)
 		if err != nil {
 			_ = srv.Unmount()
 			return nil, fmt.Errorf("%s/: access log: %w (mount with --per-open or --no-access-log)", name, err)

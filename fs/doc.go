@@ -8,7 +8,7 @@
 // As root, episodes/ and previous/ are mounts of their own on top of the
 // store's mount (cachedmount.go): read-only superblocks that never see an
 // open, read through the kernel's page cache, whose opens reach the
-// access log through fanotify (fanotify.go), and whose listings the
+// access log through fanotify (internal/fanotify), and whose listings the
 // kernel keeps while a directory is unchanged (listing.go).
 // Options.PerOpen (always without root) serves them from the store's
 // mount, with an OPEN per opened file.

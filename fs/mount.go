@@ -19,6 +19,7 @@ import (
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/fs/content"
+	"github.com/mfm-project/mfm/internal/fanotify"
 )
 
 // Options configure a mount.
@@ -152,7 +153,7 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 	if root && !opt.PerOpen {
 		if opt.NoAccessLog {
 			m.cached = true
-		} else if err := fanotifyAvailable(); err != nil {
+		} else if err := fanotify.Available(); err != nil {
 			log.Warn("mount: fanotify unavailable, so every open of an episode file goes through the daemon (slower reads) to keep the access log complete", slog.Any("err", err))
 		} else {
 			m.cached = true
