@@ -2,14 +2,12 @@ package fs
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/internal/fanotify"
 )
 
@@ -81,30 +79,4 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 		}
 	}
 	return sub, nil
-}
-
-// storePath is n's path in the store's mount, without the leading slash
-// ("episodes/ep_000001/action.json"), also for a node of episodes/'s or
-// previous/'s own mount.
-func (m *mfs) storePath(n *gofs.Inode) string {
-	return path.Join(m.cachedMountOf(n), n.Path(nil))
-}
-
-// inCachedTree reports whether n belongs to one of the mounts read
-// through the kernel's cache (no opens: READ comes without a handle).
-func (m *mfs) inCachedTree(n *gofs.Inode) bool { return m.cachedMountOf(n) != "" }
-
-// cachedMountOf is the name of the mount of its own that n belongs to
-// (episodes or previous), or "" for the store's mount.
-func (m *mfs) cachedMountOf(n *gofs.Inode) string {
-	if !m.cached {
-		return ""
-	}
-	switch n.Root() {
-	case m.episodes.EmbeddedInode():
-		return episodes.EpisodesDir
-	case m.previous.EmbeddedInode():
-		return episodes.PreviousDir
-	}
-	return ""
 }

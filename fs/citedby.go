@@ -19,7 +19,7 @@ const citedByName = "cited-by"
 // episodeDirRel returns the store-relative episode directory n is
 // ("episodes/ep_000003", "previous/life_1/episodes/ep_000004"), or "".
 func (n *roNode) episodeDirRel() string {
-	rel := n.m.storePath(&n.Inode)
+	rel := n.env.storePath(&n.Inode)
 	dir, base := path.Split(rel)
 	if _, ok := episodes.ParseEpisodeID(base); !ok {
 		return ""
@@ -33,14 +33,14 @@ func (n *roNode) episodeDirRel() string {
 
 // citedByFile returns the cited-by node for episode directory n, or nil.
 func (n *roNode) citedByFile() gofs.InodeEmbedder {
-	hook := n.m.opt.Hooks.CitedBy
+	hook := n.env.citedBy
 	rel := n.episodeDirRel()
 	if hook == nil || rel == "" {
 		return nil
 	}
-	m := n.m
-	return &bytesFile{m: m, kind: "cited-by", content: func(ctx context.Context) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+	timeout := n.env.timeout
+	return &bytesFile{env: n.env.nodeEnv, kind: "cited-by", content: func(ctx context.Context) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return hook(ctx, rel)
 	}}

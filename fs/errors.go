@@ -9,7 +9,7 @@ import (
 // newErrorsFile serves /.errors: the mount's error log, then the query
 // and view grammars.
 func newErrorsFile(m *mfs) (gofs.InodeEmbedder, error) {
-	return &bytesFile{m: m, kind: "errors", content: func(ctx context.Context) ([]byte, error) {
+	return &bytesFile{env: m.nodeEnv, kind: "errors", content: func(ctx context.Context) ([]byte, error) {
 		return m.errs.Render(grammars(m.opt.Hooks)), nil
 	}}, nil
 }

@@ -69,7 +69,7 @@ var lacksAttrs = &dirStamp{}
 // kernel may cache. Call it before the listing's handle is opened (the
 // stamp must not be newer than what the handle lists).
 func (n *roNode) listingFlags() (uint32, *dirStamp) {
-	if !n.m.inCachedTree(&n.Inode) {
+	if !n.env.inCachedTree(&n.Inode) {
 		return 0, nil
 	}
 	var st syscall.Stat_t
@@ -82,8 +82,8 @@ func (n *roNode) listingFlags() (uint32, *dirStamp) {
 		changed = c
 	}
 	const cache = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
-	n.m.listMu.Lock()
-	defer n.m.listMu.Unlock()
+	n.env.listMu.Lock()
+	defer n.env.listMu.Unlock()
 	switch {
 	case time.Since(changed) < listingQuiet, n.listed == lacksAttrs:
 		n.listed = nil // the kernel drops its copy at this open
@@ -118,7 +118,7 @@ type listedDir struct {
 
 // inEpisode reports whether n is an episode directory or below one.
 func (n *roNode) inEpisode() bool {
-	parts := strings.Split(n.m.storePath(&n.Inode), "/")
+	parts := strings.Split(n.env.storePath(&n.Inode), "/")
 	for i := 1; i < len(parts); i++ {
 		if parts[i-1] == episodes.EpisodesDir {
 			if _, ok := episodes.ParseEpisodeID(parts[i]); ok {
@@ -169,7 +169,7 @@ func (d *listedDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	}
 	if d.ahead != nil && name != citedByName {
 		if a, ok := d.ahead.take(name); ok {
-			d.n.m.statAheadHits.Add(1)
+			d.n.env.statAheadHits.Add(1)
 			return d.n.lookupAhead(ctx, a, out), 0
 		}
 	}
@@ -183,10 +183,10 @@ func (d *listedDir) Releasedir(ctx context.Context, flags uint32) {
 	}
 	d.settle()
 	if d.bare > 0 {
-		d.n.m.listMu.Lock()
+		d.n.env.listMu.Lock()
 		if d.n.listed == d.stamp {
 			d.n.listed = lacksAttrs
 		}
-		d.n.m.listMu.Unlock()
+		d.n.env.listMu.Unlock()
 	}
 }

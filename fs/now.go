@@ -15,7 +15,7 @@ import (
 // newNowDir serves /now/: the files content.NowPath resolves, looked up
 // again at each access.
 func newNowDir(m *mfs) (gofs.InodeEmbedder, error) {
-	d := &vdir{m: m}
+	d := &vdir{env: m.nodeEnv}
 	d.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		if _, err := content.NowPath(m.store, name); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -23,7 +23,7 @@ func newNowDir(m *mfs) (gofs.InodeEmbedder, error) {
 			}
 			return nil, 0, m.fail(ctx, "/now/"+name, err)
 		}
-		return &proxyFile{m: m, kind: "now", resolve: func() (string, error) { return content.NowPath(m.store, name) }}, fuse.S_IFREG, 0
+		return &proxyFile{env: m.nodeEnv, kind: "now", resolve: func() (string, error) { return content.NowPath(m.store, name) }}, fuse.S_IFREG, 0
 	}
 	d.list = func(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 		var out []fuse.DirEntry

@@ -23,13 +23,13 @@ import (
 // newQueryRoot serves q/: it lists only README.md; any other name is a
 // query, run on lookup.
 func newQueryRoot(m *mfs) (gofs.InodeEmbedder, error) {
-	d := &vdir{m: m, kind: "query"}
+	d := &vdir{env: m.nodeEnv, kind: "query"}
 	h := m.opt.Hooks
 	if h.Querier == nil {
 		return d, nil
 	}
 	q := &queryDirs{m: m, cache: content.NewQueryCache(m.store.Path(episodes.IndexFileName), m.opt.RenderTimeout, h.Querier.Query)}
-	readme := &bytesFile{m: m, kind: "query", content: func(context.Context) ([]byte, error) {
+	readme := &bytesFile{env: m.nodeEnv, kind: "query", content: func(context.Context) ([]byte, error) {
 		return content.QueryReadme(grammar(h.Querier), h.Viewer != nil), nil
 	}}
 	d.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
@@ -59,7 +59,7 @@ type queryDirs struct {
 func (q *queryDirs) dir(query string) *vdir {
 	m := q.m
 	viewer := m.opt.Hooks.Viewer
-	d := &vdir{m: m, kind: "query"}
+	d := &vdir{env: m.nodeEnv, kind: "query"}
 	get := func(ctx context.Context) (*content.QueryResult, syscall.Errno) {
 		r, err := q.cache.Get(ctx, query)
 		if err != nil {
@@ -68,7 +68,7 @@ func (q *queryDirs) dir(query string) *vdir {
 		return r, 0
 	}
 	file := func(f func(ctx context.Context, r *content.QueryResult) ([]byte, error)) *bytesFile {
-		return &bytesFile{m: m, kind: "query", content: func(ctx context.Context) ([]byte, error) {
+		return &bytesFile{env: m.nodeEnv, kind: "query", content: func(ctx context.Context) ([]byte, error) {
 			r, err := q.cache.Get(ctx, query)
 			if err != nil {
 				return nil, err
@@ -100,7 +100,7 @@ func (q *queryDirs) dir(query string) *vdir {
 		if !ok {
 			return nil, 0, syscall.ENOENT
 		}
-		return &linkNode{m: m, target: target}, fuse.S_IFLNK, 0
+		return &linkNode{env: m.nodeEnv, target: target}, fuse.S_IFLNK, 0
 	}
 	d.list = func(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 		r, errno := get(ctx)

@@ -11,7 +11,7 @@ import (
 // newReadmeFile serves /README.md, rendered from live statistics on
 // every access.
 func newReadmeFile(m *mfs) (gofs.InodeEmbedder, error) {
-	return &bytesFile{m: m, kind: "readme", content: func(ctx context.Context) ([]byte, error) {
+	return &bytesFile{env: m.nodeEnv, kind: "readme", content: func(ctx context.Context) ([]byte, error) {
 		st, err := m.stats.Get()
 		if err != nil {
 			return nil, err

@@ -34,7 +34,7 @@ func TestStatAheadSameNodes(t *testing.T) {
 	must(syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
 	must(os.Chtimes(filepath.Join(dir, "file"), time.Unix(1e9, 123456789), time.Unix(1.5e9, 987654321)))
 
-	root, err := (&mfs{}).newROTree(dir, saltEpisodes, time.Hour, "episode")
+	root, err := (&roEnv{}).newROTree(dir, saltEpisodes, time.Hour, "episode")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestStatAheadListing(t *testing.T) {
 			t.Fatal("episodes/ is not a mount of its own (as root, without PerOpen, it must be)")
 		}
 		out := mustSh(t, "ls -lin --time-style=+%s.%N "+tm.path("episodes"))
-		hits := tm.srv.m.statAheadHits.Load()
+		hits := tm.srv.m.ro.statAheadHits.Load()
 		tm.unmount()
 		return out, hits
 	}

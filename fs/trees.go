@@ -17,7 +17,7 @@ import (
 
 // treeDir serves one directory of a Hooks.Trees VirtualTree.
 func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
-	d := &vdir{m: m}
+	d := &vdir{env: m.nodeEnv}
 	call := func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithTimeout(ctx, m.opt.RenderTimeout)
 	}
@@ -35,7 +35,7 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 		if isDir {
 			return m.treeDir(t, root, p), fuse.S_IFDIR, 0
 		}
-		return &bytesFile{m: m, kind: root, content: func(ctx context.Context) ([]byte, error) {
+		return &bytesFile{env: m.nodeEnv, kind: root, content: func(ctx context.Context) ([]byte, error) {
 			cctx, cancel := call(ctx)
 			defer cancel()
 			b, _, err := t.Open(cctx, p)
