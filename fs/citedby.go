@@ -61,7 +61,7 @@ var _ = (gofs.FileLookuper)((*citedByDir)(nil))
 // Lookup is the lookup of an entry of a READDIRPLUS listing (attributes
 // sent with the listing). cited-by gets none: its content, and so its
 // size, is computed from every citation in mine/ and every life's
-// index (0.26 s on a 1M-row index), and a listing must not compute it
+// index (slow on a large index), and a listing must not compute it
 // (`find episodes/` would have, for every episode). The kernel then
 // looks it up only when something asks for it.
 func (d *citedByDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

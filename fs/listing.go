@@ -15,9 +15,9 @@ import (
 // The kernel's cache of listings (FOPEN_CACHE_DIR). In the mounts read
 // through the kernel's cache (cachedmount.go) the kernel may keep the
 // listing of a directory and serve the next getdents(2) of it from its
-// page cache instead of asking the daemon: a warm `ls -l episodes/` of
-// 100,000 entries then costs an OPENDIR and a RELEASEDIR, not 500
-// READDIR(PLUS) requests that each look their entries up again.
+// page cache instead of asking the daemon: a warm `ls -l episodes/` then
+// costs an OPENDIR and a RELEASEDIR, not one READDIR(PLUS) request per
+// batch of entries, each looking its entries up again.
 //
 // The directory must not change behind the cached copy: episodes/ grows
 // while the harness records. So each OPENDIR (which still reaches the
@@ -33,7 +33,7 @@ import (
 // The kernel caches names only. A listing read by a lister that does not
 // stat its entries (plain ls, find) gets attributes with its first batch
 // only (READDIRPLUS_AUTO); a copy filled by it on a fresh mount would
-// leave the next `ls -l` one LOOKUP per entry (7.6 s for 100,000 here).
+// leave the next `ls -l` one LOOKUP per entry.
 // listedDir notes entries that went out with neither attributes nor a
 // node in the kernel, and the next OPENDIR drops such a copy.
 //
@@ -42,11 +42,10 @@ import (
 // something asks for it. There a listing is small and an `ls -l` costs a
 // few LOOKUPs, while a `find episodes/` lists every episode, and the
 // attributes of all their files would make the daemon look up (and the
-// kernel keep an inode of) every file of the record: measured on 100,000
-// episodes, a warm `find -name` took 46 s with attributes against 13 s
-// without, and the daemon 443 MB against 297 MB. Their listings are kept
-// by the kernel like the others: cited-by, the one virtual entry there,
-// is always listed.
+// kernel keep an inode of) every file of the record, costing time and
+// memory (bench/mount.md, find over the episodes). Their listings are
+// kept by the kernel like the others: cited-by, the one virtual entry
+// there, is always listed.
 
 // listingQuiet is how long a directory must have been left unchanged
 // before the kernel may cache its listing (a variable for tests).
