@@ -123,7 +123,7 @@ func TestStatsCache(t *testing.T) {
 // offset; malformed and partial lines are skipped; a missing file is no rows.
 func TestTailRows(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "index.jsonl")
-	if rows, err := TailRows(p, 0, 3); err != nil || rows != nil {
+	if rows, err := tailRows(p, 0, 3); err != nil || rows != nil {
 		t.Fatalf("missing file: %v, %v", rows, err)
 	}
 	var all strings.Builder
@@ -147,12 +147,12 @@ func TestTailRows(t *testing.T) {
 		{0, 12, "ep_001989", "ep_002000"},
 		{int64(len(indexRow(1)) * 2), 5, "ep_000001", "ep_000002"},
 	} {
-		rows, err := TailRows(p, c.end, c.n)
+		rows, err := tailRows(p, c.end, c.n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rows) == 0 || rows[0].ID != c.first || rows[len(rows)-1].ID != c.last || len(rows) > c.n {
-			t.Errorf("TailRows(end %d, n %d): %d rows, want %s … %s", c.end, c.n, len(rows), c.first, c.last)
+			t.Errorf("tailRows(end %d, n %d): %d rows, want %s … %s", c.end, c.n, len(rows), c.first, c.last)
 		}
 	}
 }
@@ -319,7 +319,7 @@ func TestQueryCache(t *testing.T) {
 		case "mismatch":
 			return [][]byte{[]byte("x")}, nil, nil
 		}
-		rows, err := TailRows(idx, 0, 100)
+		rows, err := tailRows(idx, 0, 100)
 		var out [][]byte
 		var dirs []string
 		for _, r := range rows {
@@ -375,7 +375,7 @@ func TestQueryResult(t *testing.T) {
 	dirs = append(dirs, "episodes/ep_000001") // a duplicate
 	rows = append(rows, []byte(indexRow(4)))
 	dirs = append(dirs, "previous/life_1/episodes/ep_000004")
-	r := NewQueryResult(rows, dirs)
+	r := newQueryResult(rows, dirs)
 	links := r.Links()
 	if len(links) != SheetMaxTiles+3 || links[0] != "ep_000001" || links[len(links)-1] != "life_1.ep_000004" {
 		t.Errorf("links: %d, %v … %v", len(links), links[0], links[len(links)-1])
@@ -389,7 +389,7 @@ func TestQueryResult(t *testing.T) {
 	if got := bytes.Count(r.Results(), []byte("\n")); got != len(rows) {
 		t.Errorf("results.jsonl has %d lines, want %d", got, len(rows))
 	}
-	frames, labels := r.SheetInputs()
+	frames, labels := r.sheetInputs()
 	if len(frames) != SheetMaxTiles || labels[len(labels)-2] != "ep_000001" || frames[len(frames)-1] != "previous/life_1/episodes/ep_000004/observation/image.png" {
 		t.Errorf("sheet inputs: %d frames, last labels %v, last frame %s", len(frames), labels[len(labels)-2:], frames[len(frames)-1])
 	}

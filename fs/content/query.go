@@ -52,12 +52,12 @@ type QueryResult struct {
 	sheetErr  error
 }
 
-// NewQueryResult makes the result of a query from the Querier's rows and
+// newQueryResult makes the result of a query from the Querier's rows and
 // their episode directories (dirs[i] is the directory of rows[i]).
-func NewQueryResult(rows [][]byte, dirs []string) *QueryResult {
+func newQueryResult(rows [][]byte, dirs []string) *QueryResult {
 	r := &QueryResult{rows: rows, dirs: dirs, names: make([]string, len(dirs)), links: map[string]string{}}
 	for i, d := range dirs {
-		name := MatchName(d)
+		name := matchName(d)
 		if name == "" || r.links[name] != "" {
 			continue
 		}
@@ -67,11 +67,11 @@ func NewQueryResult(rows [][]byte, dirs []string) *QueryResult {
 	return r
 }
 
-// MatchName is the entry name of a match in q/<query>/: the episode id
+// matchName is the entry name of a match in q/<query>/: the episode id
 // for the current life ("episodes/ep_000123" -> "ep_000123"), prefixed
 // by the life for an earlier one ("previous/life_1/episodes/ep_000004" ->
 // "life_1.ep_000004"); "" for a directory outside the store.
-func MatchName(dir string) string {
+func matchName(dir string) string {
 	dir = path.Clean(strings.Trim(dir, "/"))
 	if dir == "." || strings.HasPrefix(dir, "..") {
 		return ""
@@ -116,15 +116,15 @@ func (r *QueryResult) Link(name string) (string, bool) {
 	return t, ok
 }
 
-// SheetInputs returns the frames (store-relative) and labels of the last
+// sheetInputs returns the frames (store-relative) and labels of the last
 // SheetMaxTiles matches.
-func (r *QueryResult) SheetInputs() (frames, labels []string) {
+func (r *QueryResult) sheetInputs() (frames, labels []string) {
 	start := max(0, len(r.rows)-SheetMaxTiles)
 	for i := start; i < len(r.rows); i++ {
-		frames = append(frames, FrameOf(r.rows[i], r.dirs[i]))
+		frames = append(frames, frameOf(r.rows[i], r.dirs[i]))
 		label := r.names[i]
 		if label == "" {
-			label = MatchName(r.dirs[i])
+			label = matchName(r.dirs[i])
 		}
 		labels = append(labels, label)
 	}
@@ -142,7 +142,7 @@ func (r *QueryResult) Sheet(ctx context.Context, timeout time.Duration, render f
 		return r.sheet, r.sheetErr
 	}
 	r.sheetMu.Unlock()
-	frames, labels := r.SheetInputs()
+	frames, labels := r.sheetInputs()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	b, err := render(rctx, frames, labels)
@@ -160,10 +160,10 @@ func (r *QueryResult) Sheet(ctx context.Context, timeout time.Duration, render f
 	return r.sheet, r.sheetErr
 }
 
-// FrameOf is the store-relative frame of an index row whose episode
+// frameOf is the store-relative frame of an index row whose episode
 // directory is dir: the row's image, re-rooted like dir (rows of earlier
 // lives are relative to their life), or dir/observation/image.png.
-func FrameOf(row []byte, dir string) string {
+func frameOf(row []byte, dir string) string {
 	r, err := episodes.ParseRow(row)
 	if err == nil && r.Image != "" {
 		img := path.Clean(r.Image)
@@ -298,7 +298,7 @@ func (c *QueryCache) runEntry(query string, e *queryEntry) {
 	case err != nil:
 		err = Invalid(err)
 	default:
-		res = NewQueryResult(rows, dirs)
+		res = newQueryResult(rows, dirs)
 	}
 	e.res, e.err, e.at = res, err, time.Now()
 	close(e.done)
