@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -144,7 +146,7 @@ func newMineDir(m *mfs) (gofs.InodeEmbedder, error) {
 // created on first lookup, so lives that appear while mounted show up.
 type lifeTrees struct {
 	m     *mfs
-	mu    syncMutex
+	mu    sync.Mutex
 	trees map[int]*roNode
 }
 
@@ -216,7 +218,7 @@ func (m *mfs) watchLives() {
 		return st.Ino
 	}
 	last := ino()
-	t := newTicker(500)
+	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
