@@ -61,10 +61,30 @@ func ExampleMount() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, d := range []string{".", "episodes/" + row.ID} {
+	// Unmount before anything else, also when listing failed: a mount
+	// outlives its process.
+	err = list(mnt, row.ID)
+	if uerr := srv.Unmount(); uerr != nil {
+		log.Fatal(uerr)
+	}
+	srv.Wait()
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// .: README.md episodes grid.jsonl index.jsonl logs.txt map mine now previous q
+	// episodes/ep_000000: action.json observation outcome.json state
+	// # Your memory (MFM)
+	// write index.jsonl: the record is read-only
+}
+
+// list prints the mount's root and the episode id, the first line of
+// the mount's README.md, and what a write to the record does.
+func list(mnt, id string) error {
+	for _, d := range []string{".", "episodes/" + id} {
 		ents, err := os.ReadDir(filepath.Join(mnt, d))
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		fmt.Printf("%s:", d)
 		for _, e := range ents {
@@ -74,19 +94,11 @@ func ExampleMount() {
 	}
 	readme, err := os.ReadFile(filepath.Join(mnt, "README.md"))
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	fmt.Println(strings.SplitN(string(readme), "\n", 2)[0])
 	if err := os.WriteFile(filepath.Join(mnt, "index.jsonl"), nil, 0o644); err != nil {
 		fmt.Println("write index.jsonl: the record is read-only")
 	}
-	if err := srv.Unmount(); err != nil {
-		log.Fatal(err)
-	}
-	srv.Wait()
-	// Output:
-	// .: README.md episodes grid.jsonl index.jsonl logs.txt map mine now previous q
-	// episodes/ep_000000: action.json observation outcome.json state
-	// # Your memory (MFM)
-	// write index.jsonl: the record is read-only
+	return nil
 }
