@@ -123,7 +123,7 @@ func TestStatsCache(t *testing.T) {
 // offset; malformed and partial lines are skipped; a missing file is no rows.
 func TestTailRows(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "index.jsonl")
-	if rows, err := tailRows(p, 0, 3); err != nil || rows != nil {
+	if rows, err := TailRows(p, 0, 3); err != nil || rows != nil {
 		t.Fatalf("missing file: %v, %v", rows, err)
 	}
 	var all strings.Builder
@@ -147,12 +147,12 @@ func TestTailRows(t *testing.T) {
 		{0, 12, "ep_001989", "ep_002000"},
 		{int64(len(indexRow(1)) * 2), 5, "ep_000001", "ep_000002"},
 	} {
-		rows, err := tailRows(p, c.end, c.n)
+		rows, err := TailRows(p, c.end, c.n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rows) == 0 || rows[0].ID != c.first || rows[len(rows)-1].ID != c.last || len(rows) > c.n {
-			t.Errorf("tailRows(end %d, n %d): %d rows, want %s … %s", c.end, c.n, len(rows), c.first, c.last)
+			t.Errorf("TailRows(end %d, n %d): %d rows, want %s … %s", c.end, c.n, len(rows), c.first, c.last)
 		}
 	}
 }
@@ -319,7 +319,7 @@ func TestQueryCache(t *testing.T) {
 		case "mismatch":
 			return [][]byte{[]byte("x")}, nil, nil
 		}
-		rows, err := tailRows(idx, 0, 100)
+		rows, err := TailRows(idx, 0, 100)
 		var out [][]byte
 		var dirs []string
 		for _, r := range rows {

@@ -33,7 +33,7 @@ func NowPath(s *episodes.Store, name string) (string, error) {
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
-		rows, err := tailRows(s.Path(episodes.IndexFileName), 0, 1)
+		rows, err := TailRows(s.Path(episodes.IndexFileName), 0, 1)
 		if err != nil {
 			return "", err
 		}

@@ -112,7 +112,7 @@ func (c *StatsCache) Get() (Stats, error) {
 		}, nil)
 	}
 	st.First = c.first
-	recent, err := tailRows(s.Path(episodes.IndexFileName), c.index.off, 200)
+	recent, err := TailRows(s.Path(episodes.IndexFileName), c.index.off, 200)
 	if err != nil {
 		return st, err
 	}
@@ -220,11 +220,11 @@ func (c *StatsCache) advance(lc *lineCounter, path string, each func([]byte)) er
 	return nil
 }
 
-// tailRows returns up to n well-formed index rows that end at or before
+// TailRows returns up to n well-formed index rows that end at or before
 // byte offset end of path (0 means the file's complete size), oldest
 // first, reading the file backwards so the cost does not grow with its
 // length.
-func tailRows(path string, end int64, n int) ([]episodes.Row, error) {
+func TailRows(path string, end int64, n int) ([]episodes.Row, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
