@@ -61,7 +61,10 @@ func TestCachedReads(t *testing.T) {
 			mustRun(t, "cat", tm.path(p))
 		}
 	}
-	time.Sleep(50 * time.Millisecond) // let asynchronous requests (RELEASE) arrive
+	// The kernel queues RELEASE asynchronously; a STATFS of the
+	// episodes/ mount made now reaches the daemon after anything queued
+	// by the cats' closes.
+	requestBarrier(t, buf, tm.path("episodes"))
 	rxOp := regexp.MustCompile(`^rx \d+: ([A-Z]+) n(\d+)\b`)
 	for _, l := range strings.Split(buf.String()[mark:], "\n") {
 		m := rxOp.FindStringSubmatch(l)
@@ -208,7 +211,7 @@ func TestEpisodesListing(t *testing.T) {
 		t.Helper()
 		mark := buf.Len()
 		out := mustSh(t, script)
-		time.Sleep(50 * time.Millisecond) // the RELEASEDIR is asynchronous
+		waitReleasedDirs(t, buf, mark) // the RELEASEDIR is asynchronous
 		n := map[string]int{}
 		re := regexp.MustCompile(`^rx \d+: (READDIRPLUS|READDIR|LOOKUP|OPENDIR) `)
 		for _, l := range strings.Split(buf.String()[mark:], "\n") {
@@ -337,4 +340,51 @@ func TestReadDirPlusAuto(t *testing.T) {
 		t.Errorf("ls -l: %v, want READDIRPLUS batches and no LOOKUP per entry", lsl)
 	}
 	t.Logf("ls: %v; ls -l: %v", ls, lsl)
+}
+
+// requestBarrier makes a STATFS request of the mount at dir and waits
+// until the request log buf shows it: every request the kernel queued
+// for that mount before it has then reached the daemon.
+func requestBarrier(t testing.TB, buf *syncBuffer, dir string) {
+	t.Helper()
+	mark := buf.Len()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatalf("statfs %s: %v", dir, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(buf.String()[mark:], ": STATFS "); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the STATFS request is not in the request log after 10 s")
+		}
+	}
+}
+
+// waitReleasedDirs waits until the request log buf after mark shows as
+// many answered RELEASEDIR requests as OPENDIR requests: the kernel sends
+// RELEASEDIR after closedir(3) returned, asynchronously.
+func waitReleasedDirs(t testing.TB, buf *syncBuffer, mark int) {
+	t.Helper()
+	rx := regexp.MustCompile(`^rx (\d+): (OPENDIR|RELEASEDIR) `)
+	tx := regexp.MustCompile(`^tx (\d+):`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		opened, released := 0, 0
+		releases := map[string]bool{}
+		for _, l := range strings.Split(buf.String()[mark:], "\n") {
+			if m := rx.FindStringSubmatch(l); m != nil {
+				if m[2] == "OPENDIR" {
+					opened++
+				} else {
+					releases[m[1]] = true
+				}
+			} else if m := tx.FindStringSubmatch(l); m != nil && releases[m[1]] {
+				released++
+			}
+		}
+		if released >= opened {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d directories released after 10 s", released, opened)
+		}
+	}
 }

@@ -2,14 +2,13 @@ package fs
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/fanotify"
 )
 
 // The recorded episodes (episodes/, previous/) never change once
@@ -28,7 +27,7 @@ import (
 //     handle: roNode.Read, bytesFile.Read), so a repeated read of a frame
 //     sends the daemon nothing at all;
 //   - the access log learns of the opens it no longer sees from fanotify
-//     (openWatch, a mount mark).
+//     (internal/fanotify, a mount mark).
 //
 // Everything else (the growing index.jsonl, grid.jsonl and logs.txt,
 // README.md, q/, map/, now/, mine/) stays on the store's mount with an
@@ -40,7 +39,7 @@ import (
 type subMount struct {
 	srv   *fuse.Server
 	mnt   string
-	opens *openWatch // nil without the access log
+	opens *fanotify.Watch // nil without the access log
 }
 
 // mountCached mounts the tree root (episodes/ or previous/) over name in
@@ -71,39 +70,13 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 		return nil, fmt.Errorf("mount %s/: %w", name, err)
 	}
 	sub := &subMount{srv: srv, mnt: mnt}
-	if m.access.on() {
-		rec := &mountOpens{m: m, root: root.EmbeddedInode(), prefix: "/" + name, seen: make(map[string]accessName)}
-		sub.opens, err = watchOpens(mnt, watchOptions{Log: m.log, FixedNames: true}, rec.record)
+	if m.access.On() {
+		rec := &mountOpens{access: m.access.AccessLog, root: root.EmbeddedInode(), prefix: "/" + name, seen: make(map[string]accessName)}
+		sub.opens, err = fanotify.WatchOpens(mnt, fanotify.Options{Log: m.log, FixedNames: true}, rec.record)
 		if err != nil {
 			_ = srv.Unmount()
 			return nil, fmt.Errorf("%s/: access log: %w (mount with --per-open or --no-access-log)", name, err)
 		}
 	}
 	return sub, nil
-}
-
-// storePath is n's path in the store's mount, without the leading slash
-// ("episodes/ep_000001/action.json"), also for a node of episodes/'s or
-// previous/'s own mount.
-func (m *mfs) storePath(n *gofs.Inode) string {
-	return path.Join(m.cachedMountOf(n), n.Path(nil))
-}
-
-// inCachedTree reports whether n belongs to one of the mounts read
-// through the kernel's cache (no opens: READ comes without a handle).
-func (m *mfs) inCachedTree(n *gofs.Inode) bool { return m.cachedMountOf(n) != "" }
-
-// cachedMountOf is the name of the mount of its own that n belongs to
-// (episodes or previous), or "" for the store's mount.
-func (m *mfs) cachedMountOf(n *gofs.Inode) string {
-	if !m.cached {
-		return ""
-	}
-	switch n.Root() {
-	case m.episodes.EmbeddedInode():
-		return episodes.EpisodesDir
-	case m.previous.EmbeddedInode():
-		return episodes.PreviousDir
-	}
-	return ""
 }

@@ -14,7 +14,7 @@ func init() {
 		if cat == nil {
 			return nil
 		}
-		return &bytesFile{m: m, kind: "catalog", content: func(ctx context.Context) ([]byte, error) {
+		return &bytesFile{env: m.nodeEnv, kind: "catalog", content: func(ctx context.Context) ([]byte, error) {
 			ctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
 			defer cancel()
 			return cat(ctx)

@@ -19,7 +19,7 @@ const citedByName = "cited-by"
 // episodeDirRel returns the store-relative episode directory n is
 // ("episodes/ep_000003", "previous/life_1/episodes/ep_000004"), or "".
 func (n *roNode) episodeDirRel() string {
-	rel := n.m.storePath(&n.Inode)
+	rel := n.env.storePath(&n.Inode)
 	dir, base := path.Split(rel)
 	if _, ok := episodes.ParseEpisodeID(base); !ok {
 		return ""
@@ -33,14 +33,14 @@ func (n *roNode) episodeDirRel() string {
 
 // citedByFile returns the cited-by node for episode directory n, or nil.
 func (n *roNode) citedByFile() gofs.InodeEmbedder {
-	hook := n.m.opt.Hooks.CitedBy
+	hook := n.env.citedBy
 	rel := n.episodeDirRel()
 	if hook == nil || rel == "" {
 		return nil
 	}
-	m := n.m
-	return &bytesFile{m: m, kind: "cited-by", content: func(ctx context.Context) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+	timeout := n.env.timeout
+	return &bytesFile{env: n.env.nodeEnv, kind: "cited-by", content: func(ctx context.Context) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return hook(ctx, rel)
 	}}
@@ -61,7 +61,7 @@ var _ = (gofs.FileLookuper)((*citedByDir)(nil))
 // Lookup is the lookup of an entry of a READDIRPLUS listing (attributes
 // sent with the listing). cited-by gets none: its content, and so its
 // size, is computed from every citation in mine/ and every life's
-// index (0.26 s on a 1M-row index), and a listing must not compute it
+// index (slow on a large index), and a listing must not compute it
 // (`find episodes/` would have, for every episode). The kernel then
 // looks it up only when something asks for it.
 func (d *citedByDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -8,12 +8,14 @@
 // As root, episodes/ and previous/ are mounts of their own on top of the
 // store's mount (cachedmount.go): read-only superblocks that never see an
 // open, read through the kernel's page cache, whose opens reach the
-// access log through fanotify (fanotify.go), and whose listings the
+// access log through fanotify (internal/fanotify), and whose listings the
 // kernel keeps while a directory is unchanged (listing.go).
 // Options.PerOpen (always without root) serves them from the store's
 // mount, with an OPEN per opened file.
 //
-// Logic that is not FUSE-specific (README generation, store statistics,
-// the access log, the error log) is plain functions and types that tests
-// call without mounting.
+// What the mount serves that needs no FUSE (README generation, store
+// statistics, the now/ rule, the access and error logs, query results)
+// is package fs/content, tested without a mount; the fanotify watcher is
+// internal/fanotify. The node kinds hold narrow dependencies: the
+// generic virtual nodes a nodeEnv (env.go), the read-only trees a roEnv.
 package fs

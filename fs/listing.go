@@ -15,9 +15,9 @@ import (
 // The kernel's cache of listings (FOPEN_CACHE_DIR). In the mounts read
 // through the kernel's cache (cachedmount.go) the kernel may keep the
 // listing of a directory and serve the next getdents(2) of it from its
-// page cache instead of asking the daemon: a warm `ls -l episodes/` of
-// 100,000 entries then costs an OPENDIR and a RELEASEDIR, not 500
-// READDIR(PLUS) requests that each look their entries up again.
+// page cache instead of asking the daemon: a warm `ls -l episodes/` then
+// costs an OPENDIR and a RELEASEDIR, not one READDIR(PLUS) request per
+// batch of entries, each looking its entries up again.
 //
 // The directory must not change behind the cached copy: episodes/ grows
 // while the harness records. So each OPENDIR (which still reaches the
@@ -33,7 +33,7 @@ import (
 // The kernel caches names only. A listing read by a lister that does not
 // stat its entries (plain ls, find) gets attributes with its first batch
 // only (READDIRPLUS_AUTO); a copy filled by it on a fresh mount would
-// leave the next `ls -l` one LOOKUP per entry (7.6 s for 100,000 here).
+// leave the next `ls -l` one LOOKUP per entry.
 // listedDir notes entries that went out with neither attributes nor a
 // node in the kernel, and the next OPENDIR drops such a copy.
 //
@@ -42,11 +42,10 @@ import (
 // something asks for it. There a listing is small and an `ls -l` costs a
 // few LOOKUPs, while a `find episodes/` lists every episode, and the
 // attributes of all their files would make the daemon look up (and the
-// kernel keep an inode of) every file of the record: measured on 100,000
-// episodes, a warm `find -name` took 46 s with attributes against 13 s
-// without, and the daemon 443 MB against 297 MB. Their listings are kept
-// by the kernel like the others: cited-by, the one virtual entry there,
-// is always listed.
+// kernel keep an inode of) every file of the record, costing time and
+// memory (bench/mount.md, find over the episodes). Their listings are
+// kept by the kernel like the others: cited-by, the one virtual entry
+// there, is always listed.
 
 // listingQuiet is how long a directory must have been left unchanged
 // before the kernel may cache its listing (a variable for tests).
@@ -69,7 +68,7 @@ var lacksAttrs = &dirStamp{}
 // kernel may cache. Call it before the listing's handle is opened (the
 // stamp must not be newer than what the handle lists).
 func (n *roNode) listingFlags() (uint32, *dirStamp) {
-	if !n.m.inCachedTree(&n.Inode) {
+	if !n.env.inCachedTree(&n.Inode) {
 		return 0, nil
 	}
 	var st syscall.Stat_t
@@ -82,8 +81,8 @@ func (n *roNode) listingFlags() (uint32, *dirStamp) {
 		changed = c
 	}
 	const cache = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
-	n.m.listMu.Lock()
-	defer n.m.listMu.Unlock()
+	n.env.listMu.Lock()
+	defer n.env.listMu.Unlock()
 	switch {
 	case time.Since(changed) < listingQuiet, n.listed == lacksAttrs:
 		n.listed = nil // the kernel drops its copy at this open
@@ -118,7 +117,7 @@ type listedDir struct {
 
 // inEpisode reports whether n is an episode directory or below one.
 func (n *roNode) inEpisode() bool {
-	parts := strings.Split(n.m.storePath(&n.Inode), "/")
+	parts := strings.Split(n.env.storePath(&n.Inode), "/")
 	for i := 1; i < len(parts); i++ {
 		if parts[i-1] == episodes.EpisodesDir {
 			if _, ok := episodes.ParseEpisodeID(parts[i]); ok {
@@ -169,7 +168,7 @@ func (d *listedDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	}
 	if d.ahead != nil && name != citedByName {
 		if a, ok := d.ahead.take(name); ok {
-			d.n.m.statAheadHits.Add(1)
+			d.n.env.statAheadHits.Add(1)
 			return d.n.lookupAhead(ctx, a, out), 0
 		}
 	}
@@ -183,10 +182,10 @@ func (d *listedDir) Releasedir(ctx context.Context, flags uint32) {
 	}
 	d.settle()
 	if d.bare > 0 {
-		d.n.m.listMu.Lock()
+		d.n.env.listMu.Lock()
 		if d.n.listed == d.stamp {
 			d.n.listed = lacksAttrs
 		}
-		d.n.m.listMu.Unlock()
+		d.n.env.listMu.Unlock()
 	}
 }

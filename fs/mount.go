@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fs/content"
+	"github.com/mfm-project/mfm/internal/fanotify"
 )
 
 // Options configure a mount.
@@ -71,35 +72,21 @@ type Server struct {
 	done     chan struct{}
 }
 
-// mfs is the state shared by every node of one mount.
+// mfs is the state of one mount: what the node kinds share (nodeEnv),
+// the options and hooks, and the root's entries. Node kinds that need
+// only the shared part hold a *nodeEnv instead.
 type mfs struct {
-	listMu  sync.Mutex // guards roNode.listed
-	store   *episodes.Store
-	opt     Options
-	log     *slog.Logger
-	access  *accessLog
-	errs    *errorLog
-	stats   *statsCache
-	ext     *extensions
-	uid     uint32
-	gid     uint32
-	started time.Time
-	// virtualReads counts READ requests answered by virtual files (tests
-	// use it to see that the kernel served a cached view itself).
-	virtualReads atomic.Int64
-	// statAheadHits counts READDIRPLUS lookups answered from a stat
-	// taken ahead (statahead.go), for tests.
-	statAheadHits atomic.Int64
-
-	// cached: episodes/ and previous/ are mounts of their own, read
-	// through the kernel's cache (Options.PerOpen off, as root), whose
-	// trees are episodes and previous.
-	cached   bool
-	previous *vdir // previous/'s tree
+	*nodeEnv
+	store *episodes.Store
+	opt   Options
+	stats *content.StatsCache
+	views *views
+	ro    *roEnv // what the read-only trees share
 
 	rootOps    map[string]gofs.InodeEmbedder
 	root       []rootEntry // rootTable plus Hooks.Trees
-	episodes   *roNode
+	episodes   *roNode     // episodes/'s tree
+	previous   *vdir       // previous/'s tree
 	lives      *lifeTrees
 	stop       chan struct{}
 	mountpoint string
@@ -118,64 +105,91 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
-	if err := PrepareMountpoint(mnt); err != nil {
+	if err := prepareMountpoint(mnt); err != nil {
 		return nil, err
 	}
-	root := os.Geteuid() == 0
-	if !root {
-		if _, err := exec.LookPath("fusermount3"); err != nil {
-			if _, err2 := exec.LookPath("fusermount"); err2 != nil {
-				return nil, fmt.Errorf("mount %s: not root and fusermount3 not found in PATH: install the fuse3 package (apt-get install fuse3) or run mfmd as root", mnt)
-			}
+	asRoot := os.Geteuid() == 0
+	if !asRoot {
+		if _, err := fusermount(); err != nil {
+			return nil, fmt.Errorf("mount %s: not root and fusermount3 not found in PATH: install the fuse3 package (apt-get install fuse3) or run mfmd as root", mnt)
 		}
-	}
-	log := opt.Logger
-	if log == nil {
-		log = slog.Default()
 	}
 	if opt.RenderTimeout <= 0 {
 		opt.RenderTimeout = 10 * time.Second
 	}
 	syscall.Umask(0)
 
+	m := newMFS(store, mnt, opt, asRoot)
+	rootDir, err := m.buildRoot()
+	if err != nil {
+		m.access.Close()
+		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+	mo := m.mountOptions(asRoot)
+	s, err := m.serve(rootDir, mo)
+	if err != nil {
+		m.access.Close()
+		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+	if m.cached {
+		if err := s.mountCachedTrees(mo); err != nil {
+			s.closeWatchers()
+			_ = s.unmountAll()
+			m.access.Close()
+			return nil, fmt.Errorf("mount %s: %w", mnt, err)
+		}
+	}
+	go m.watchLives()
+	m.log.Info("mounted", slog.String("store", store.Root), slog.String("mountpoint", mnt), slog.Bool("read_only_mine", opt.ReadOnly), slog.Bool("episodes_cached", m.cached))
+	return s, nil
+}
+
+// newMFS makes the state shared by the nodes of a mount of store at mnt.
+// As root and without Options.PerOpen, episodes/ and previous/ are read
+// through the kernel's cache if the access log can learn of their opens
+// (fanotify) or is off.
+func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
+	log := opt.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	m := &mfs{
+		nodeEnv: &nodeEnv{
+			log:     log,
+			errs:    content.NewErrorLog(32),
+			started: time.Now(),
+		},
 		store:      store,
 		opt:        opt,
-		log:        log,
-		errs:       newErrorLog(32),
-		started:    time.Now(),
 		rootOps:    map[string]gofs.InodeEmbedder{},
 		stop:       make(chan struct{}),
 		mountpoint: mnt,
 	}
 	m.uid, m.gid = storeOwner(store.Root)
-	if root && !opt.PerOpen {
+	if asRoot && !opt.PerOpen {
 		if opt.NoAccessLog {
 			m.cached = true
-		} else if err := fanotifyAvailable(); err != nil {
+		} else if err := fanotify.Available(); err != nil {
 			log.Warn("mount: fanotify unavailable, so every open of an episode file goes through the daemon (slower reads) to keep the access log complete", slog.Any("err", err))
 		} else {
 			m.cached = true
 		}
 	}
-	m.stats = newStatsCache(store)
-	m.access = newAccessLog(store, log, opt.NoAccessLog)
+	m.stats = content.NewStatsCache(store)
+	m.views = &views{env: m.nodeEnv, viewer: opt.Hooks.Viewer, timeout: opt.RenderTimeout}
+	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout}
+	m.access = accessRecorder{content.NewAccessLog(store, log, opt.NoAccessLog)}
 	m.lives = &lifeTrees{m: m, trees: map[int]*roNode{}}
-	if err := m.openExtensions(ctx); err != nil {
-		m.access.close()
-		return nil, fmt.Errorf("mount %s: %w", mnt, err)
-	}
-	rootDir, err := m.buildRoot()
-	if err != nil {
-		m.access.close()
-		m.ext.close()
-		return nil, fmt.Errorf("mount %s: %w", mnt, err)
-	}
+	return m
+}
 
+// mountOptions are the FUSE options of the store's mount.
+func (m *mfs) mountOptions(asRoot bool) fuse.MountOptions {
+	opt := m.opt
 	mo := fuse.MountOptions{
-		FsName:             "mfm:" + store.Root,
+		FsName:             "mfm:" + m.store.Root,
 		Name:               "mfm",
-		DirectMountStrict:  root,
+		DirectMountStrict:  asRoot,
 		EnableLocks:        true,
 		DisableReadDirPlus: !opt.ReadDirPlus,
 		Debug:              opt.Debug,
@@ -188,7 +202,7 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		// stats the entries (ls -l) rather than just reading names (ls).
 		mo.ExtraCapabilities |= fuse.CAP_READDIRPLUS_AUTO
 	}
-	if root {
+	if asRoot {
 		// The agent may run as another user: let it in, and let the
 		// kernel check permissions against the modes we report.
 		mo.AllowOther = true
@@ -198,12 +212,18 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		mo.Logger = debugLogger
 	}
 	mo.PanicHandler = func(p any) fuse.Status {
-		log.Error("mount: handler panic", slog.Any("panic", p))
+		m.log.Error("mount: handler panic", slog.Any("panic", p))
 		if opt.PanicHandler != nil {
 			opt.PanicHandler(p)
 		}
 		return fuse.EIO
 	}
+	return mo
+}
+
+// serve mounts the tree under rootDir at the mount point with mo and
+// serves it from goroutines of its own.
+func (m *mfs) serve(rootDir *vdir, mo fuse.MountOptions) (*Server, error) {
 	fsOpts := &gofs.Options{
 		MountOptions:    mo,
 		NullPermissions: true,
@@ -211,39 +231,33 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		OnAdd:           func(ctx context.Context) { m.addRootChildren(ctx, rootDir) },
 	}
 	raw := gofs.NewNodeFS(rootDir, fsOpts)
-	srv, err := fuse.NewServer(raw, mnt, &fsOpts.MountOptions)
+	srv, err := fuse.NewServer(raw, m.mountpoint, &fsOpts.MountOptions)
 	if err != nil {
-		m.access.close()
-		m.ext.close()
-		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+		return nil, err
 	}
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
 		_ = srv.Unmount()
-		m.access.close()
-		m.ext.close()
-		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+		return nil, err
 	}
-	s := &Server{srv: srv, m: m, mnt: mnt, done: make(chan struct{})}
-	if m.cached {
-		for _, t := range []struct {
-			name string
-			root gofs.InodeEmbedder
-		}{{episodes.EpisodesDir, m.episodes}, {episodes.PreviousDir, m.previous}} {
-			sub, err := m.mountCached(t.name, t.root, mo)
-			if err != nil {
-				s.closeWatchers()
-				_ = s.unmountAll()
-				m.access.close()
-				m.ext.close()
-				return nil, fmt.Errorf("mount %s: %w", mnt, err)
-			}
-			s.subs = append(s.subs, sub)
+	return &Server{srv: srv, m: m, mnt: m.mountpoint, done: make(chan struct{})}, nil
+}
+
+// mountCachedTrees mounts episodes/ and previous/ as mounts of their own
+// (cachedmount.go) over their names in the store's mount.
+func (s *Server) mountCachedTrees(mo fuse.MountOptions) error {
+	m := s.m
+	for _, t := range []struct {
+		name string
+		root gofs.InodeEmbedder
+	}{{episodes.EpisodesDir, m.episodes}, {episodes.PreviousDir, m.previous}} {
+		sub, err := m.mountCached(t.name, t.root, mo)
+		if err != nil {
+			return err
 		}
+		s.subs = append(s.subs, sub)
 	}
-	go m.watchLives()
-	log.Info("mounted", slog.String("store", store.Root), slog.String("mountpoint", mnt), slog.Bool("read_only_mine", opt.ReadOnly), slog.Bool("episodes_cached", m.cached))
-	return s, nil
+	return nil
 }
 
 // Mountpoint returns the absolute mount point.
@@ -308,8 +322,7 @@ func (s *Server) Wait() {
 	s.waitOnce.Do(func() {
 		s.closeWatchers()
 		close(s.m.stop)
-		s.m.access.close()
-		s.m.ext.close()
+		s.m.access.Close()
 		close(s.done)
 	})
 	<-s.done
@@ -320,11 +333,9 @@ func detach(mnt string) error {
 	if os.Geteuid() == 0 {
 		return syscall.Unmount(mnt, syscall.MNT_DETACH)
 	}
-	bin, err := exec.LookPath("fusermount3")
+	bin, err := fusermount()
 	if err != nil {
-		if bin, err = exec.LookPath("fusermount"); err != nil {
-			return fmt.Errorf("fusermount3 not found in PATH")
-		}
+		return err
 	}
 	if out, err := exec.Command(bin, "-u", "-z", mnt).CombinedOutput(); err != nil {
 		return fmt.Errorf("%s -u -z: %w: %s", bin, err, out)
@@ -332,10 +343,22 @@ func detach(mnt string) error {
 	return nil
 }
 
-// PrepareMountpoint checks that mnt is a directory ready to be mounted
+// fusermount returns the path of fusermount3 (or fusermount), which
+// mounts and unmounts FUSE filesystems without root.
+func fusermount() (string, error) {
+	bin, err := exec.LookPath("fusermount3")
+	if err != nil {
+		if bin, err = exec.LookPath("fusermount"); err != nil {
+			return "", fmt.Errorf("fusermount3 not found in PATH")
+		}
+	}
+	return bin, nil
+}
+
+// prepareMountpoint checks that mnt is a directory ready to be mounted
 // on. A stale FUSE mount (stat fails with ENOTCONN: its daemon died) is
 // detached first; a live mount is an error.
-func PrepareMountpoint(mnt string) error {
+func prepareMountpoint(mnt string) error {
 	// statfs always reaches a FUSE daemon; stat may be answered from the
 	// kernel's attribute cache for a second after the daemon died.
 	var sfs syscall.Statfs_t

@@ -297,8 +297,16 @@ func nodeNames(log string) map[string]string {
 // isMounted reports whether mnt is a mount point, from /proc/self/mountinfo
 // (no syscall on the mount itself, which could hang).
 func isMounted(mnt string) bool {
-	ok, _ := isMountPoint(mnt)
-	return ok
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == mnt {
+			return true
+		}
+	}
+	return false
 }
 
 // abortConn aborts the FUSE connection of the mount with device dev

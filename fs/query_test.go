@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // fakeQuerier answers a tiny query language straight from the store's
@@ -206,13 +207,13 @@ func TestQuery(t *testing.T) {
 
 	t.Run("sheet", func(t *testing.T) {
 		all := indexLines(t, dir, "")
-		if len(all) <= SheetMaxTiles {
-			t.Fatalf("fixture has %d rows; the cap test needs more than %d", len(all), SheetMaxTiles)
+		if len(all) <= content.SheetMaxTiles {
+			t.Fatalf("fixture has %d rows; the cap test needs more than %d", len(all), content.SheetMaxTiles)
 		}
 		got := mustRun(t, "cat", q("all", "sheet.png"))
 		labels := strings.Split(got, ",")
-		if len(labels) != SheetMaxTiles {
-			t.Fatalf("sheet of all: %d tiles, want the last %d", len(labels), SheetMaxTiles)
+		if len(labels) != content.SheetMaxTiles {
+			t.Fatalf("sheet of all: %d tiles, want the last %d", len(labels), content.SheetMaxTiles)
 		}
 		var lastRow struct{ ID string }
 		_ = json.Unmarshal([]byte(all[len(all)-1]), &lastRow)
@@ -292,7 +293,7 @@ func TestQuery(t *testing.T) {
 	})
 
 	t.Run("access-log", func(t *testing.T) {
-		p, _ := tm.store.MetaPath(AccessFileName)
+		p, _ := tm.store.MetaPath(content.AccessFileName)
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			b, _ := os.ReadFile(p)
@@ -306,31 +307,4 @@ func TestQuery(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
-}
-
-func TestMatchName(t *testing.T) {
-	for _, c := range []struct{ dir, want string }{
-		{"episodes/ep_000123", "ep_000123"},
-		{"previous/life_1/episodes/ep_000004", "life_1.ep_000004"},
-		{"/episodes/ep_000001/", "ep_000001"},
-		{"../x", ""},
-		{"", ""},
-	} {
-		if got := matchName(c.dir); got != c.want {
-			t.Errorf("matchName(%q) = %q, want %q", c.dir, got, c.want)
-		}
-	}
-}
-
-func TestFrameOf(t *testing.T) {
-	for _, c := range []struct{ row, dir, want string }{
-		{`{"id":"ep_000003","path":"episodes/ep_000003","image":"episodes/ep_000003/observation/image.png"}`, "episodes/ep_000003", "episodes/ep_000003/observation/image.png"},
-		{`{"id":"ep_000004","path":"episodes/ep_000004","image":"episodes/ep_000004/observation/image.png"}`, "previous/life_1/episodes/ep_000004", "previous/life_1/episodes/ep_000004/observation/image.png"},
-		{`{"id":"ep_000005","path":"episodes/ep_000005","image":null}`, "episodes/ep_000005", "episodes/ep_000005/observation/image.png"},
-		{`not json`, "episodes/ep_000006", "episodes/ep_000006/observation/image.png"},
-	} {
-		if got := frameOf([]byte(c.row), c.dir); got != c.want {
-			t.Errorf("frameOf(%s, %s) = %q, want %q", c.row, c.dir, got, c.want)
-		}
-	}
 }

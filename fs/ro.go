@@ -3,11 +3,15 @@ package fs
 import (
 	"context"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // immutableTTL is how long the kernel may cache entries and attributes
@@ -39,12 +43,12 @@ const rootEntryTTL = immutableTTL
 // views (frame views, episode contact sheets).
 type roNode struct {
 	*gofs.LoopbackNode
-	m        *mfs
+	env      *roEnv
 	ttl      time.Duration // entry/attr timeout for this node's children and itself
 	kind     string        // access-log kind for files below ("episode", "note")
 	childTTL time.Duration // timeout handed to children
 	life     string        // the root of previous/life_N: "previous/life_N/"; else ""
-	listed   *dirStamp     // the version of this directory the kernel may have cached (listing.go); guarded by m.listMu
+	listed   *dirStamp     // the version of this directory the kernel may have cached (listing.go); guarded by env.listMu
 }
 
 var (
@@ -72,16 +76,30 @@ var (
 	_ = (gofs.NodeAllocater)((*roNode)(nil))
 )
 
+// roEnv is what the nodes of the read-only pass-through trees share:
+// the generic nodes' environment, the views beside frames, the citation
+// hook and the state of the kernel's cached listings (listing.go).
+type roEnv struct {
+	*nodeEnv
+	views   *views
+	citedBy func(ctx context.Context, episodeDir string) ([]byte, error) // Hooks.CitedBy
+	timeout time.Duration                                                // Options.RenderTimeout
+	listMu  sync.Mutex                                                   // guards roNode.listed
+	// statAheadHits counts READDIRPLUS lookups answered from a stat
+	// taken ahead (statahead.go), for tests.
+	statAheadHits atomic.Int64
+}
+
 // newROTree returns the root node of a read-only pass-through of dir.
 // salt separates its inode numbers from other subtrees (see ino.go).
-func (m *mfs) newROTree(dir string, salt uint64, childTTL time.Duration, kind string) (*roNode, error) {
+func (e *roEnv) newROTree(dir string, salt uint64, childTTL time.Duration, kind string) (*roNode, error) {
 	lb, err := gofs.NewLoopbackRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	ln := lb.(*gofs.LoopbackNode)
 	ln.RootData.Dev ^= salt
-	return &roNode{LoopbackNode: ln, m: m, ttl: 0, kind: kind, childTTL: childTTL}, nil
+	return &roNode{LoopbackNode: ln, env: e, ttl: 0, kind: kind, childTTL: childTTL}, nil
 }
 
 func (n *roNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.InodeEmbedder {
@@ -89,13 +107,13 @@ func (n *roNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.Ino
 	if !ok {
 		return ops // a virtual child (overlay file, view)
 	}
-	return &roNode{LoopbackNode: ln, m: n.m, ttl: n.childTTL, childTTL: n.childTTL, kind: n.kind}
+	return &roNode{LoopbackNode: ln, env: n.env, ttl: n.childTTL, childTTL: n.childTTL, kind: n.kind}
 }
 
 func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	if name == citedByName {
 		if ops := n.citedByFile(); ops != nil {
-			ch, errno := n.m.virtualChild(ctx, &n.Inode, name, ops, fuse.S_IFREG)
+			ch, errno := n.env.virtualChild(ctx, &n.Inode, name, ops, fuse.S_IFREG)
 			if errno != 0 {
 				return nil, errno
 			}
@@ -112,7 +130,7 @@ func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 		}
 	}
 	if errno == syscall.ENOENT {
-		return n.m.lookupVirtual(ctx, &n.Inode, name, out)
+		return n.env.views.lookupVirtual(ctx, &n.Inode, name, out)
 	}
 	if errno != 0 {
 		return nil, errno
@@ -159,7 +177,7 @@ func roAttr(a *fuse.Attr) {
 }
 
 func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if n.m.inCachedTree(&n.Inode) {
+	if n.env.inCachedTree(&n.Inode) {
 		// The kernel takes ENOSYS to mean "never send OPEN again" on
 		// this connection, and reads through its page cache.
 		return nil, 0, syscall.ENOSYS
@@ -167,13 +185,13 @@ func (n *roNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
-	if n.m.access.on() {
-		path := "/" + n.m.storePath(&n.Inode)
-		n.m.access.record(ctx, path, kindOfPath(path, n.kind))
+	if n.env.access.On() {
+		path := "/" + n.env.storePath(&n.Inode)
+		n.env.access.record(ctx, path, content.KindOfPath(path, n.kind))
 	}
 	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
 	// Read-only: nothing to flush, so close(2) need not wait for a FLUSH
-	// round trip (measured: a third less daemon CPU per opened frame).
+	// round trip (bench/mount.md has what that saves per opened frame).
 	return fh, fl | fuse.FOPEN_NOFLUSH, errno
 }
 
@@ -190,7 +208,7 @@ func (n *roNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 
 // Flush: see bytesFile.Flush.
 func (n *roNode) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
-	if fl, ok := fh.(gofs.FileFlusher); ok && !n.m.inCachedTree(&n.Inode) {
+	if fl, ok := fh.(gofs.FileFlusher); ok && !n.env.inCachedTree(&n.Inode) {
 		return fl.Flush(ctx)
 	}
 	return syscall.ENOSYS
@@ -201,13 +219,13 @@ func (n *roNode) backingPath() string {
 	return filepath.Join(n.RootData.Path, n.Path(n.RootData.RootNode.EmbeddedInode()))
 }
 
-func (n *roNode) accessKind(path string) string { return kindOfPath(path, n.kind) }
+func (n *roNode) accessKind(path string) string { return content.KindOfPath(path, n.kind) }
 
 func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	n.m.access.record(ctx, "/"+n.m.storePath(&n.Inode), "list")
+	n.env.access.record(ctx, "/"+n.env.storePath(&n.Inode), "list")
 	cache, stamp := n.listingFlags()
 	fh, fl, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
-	if errno == 0 && n.m.opt.Hooks.CitedBy != nil && n.episodeDirRel() != "" {
+	if errno == 0 && n.env.citedBy != nil && n.episodeDirRel() != "" {
 		fh = &citedByDir{inner: fh, n: n, ino: virtualIno(n.StableAttr().Ino, citedByName)}
 	}
 	if errno == 0 && stamp != nil {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -59,7 +61,7 @@ func (m *mfs) buildRoot() (*vdir, error) {
 		}
 		m.rootOps[e.name] = ops
 	}
-	root := &vdir{m: m, attrTTL: dirAttrTTL, entryTTL: rootEntryTTL}
+	root := &vdir{env: m.nodeEnv, attrTTL: dirAttrTTL, entryTTL: rootEntryTTL}
 	root.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		// Children were added in OnAdd; the bridge finds them by name.
 		return nil, 0, syscall.ENOENT
@@ -100,7 +102,7 @@ func (m *mfs) addRootChildren(ctx context.Context, root *vdir) {
 func recordFile(kind, name string) func(m *mfs) (gofs.InodeEmbedder, error) {
 	return func(m *mfs) (gofs.InodeEmbedder, error) {
 		p := m.store.Path(name)
-		return &proxyFile{m: m, kind: kind, resolve: func() (string, error) { return p, nil }}, nil
+		return &proxyFile{env: m.nodeEnv, kind: kind, resolve: func() (string, error) { return p, nil }}, nil
 	}
 }
 
@@ -112,15 +114,16 @@ func newEpisodesDir(m *mfs) (gofs.InodeEmbedder, error) {
 			return nil, err
 		}
 	}
-	n, err := m.newROTree(dir, saltEpisodes, immutableTTL, "episode")
+	n, err := m.ro.newROTree(dir, saltEpisodes, immutableTTL, "episode")
 	if err != nil {
 		return nil, err
 	}
 	n.ttl = dirAttrTTL
 	m.episodes = n
+	m.episodesRoot = n.EmbeddedInode()
 	if m.cached {
 		// The mount point of episodes/'s own mount (mountCached).
-		return &vdir{m: m, attrTTL: dirAttrTTL}, nil
+		return &vdir{env: m.nodeEnv, attrTTL: dirAttrTTL}, nil
 	}
 	return n, nil
 }
@@ -134,22 +137,22 @@ func newMineDir(m *mfs) (gofs.InodeEmbedder, error) {
 		return m.newMineTree(dir)
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return &vdir{m: m}, nil // read-only and absent: an empty directory
+		return &vdir{env: m.nodeEnv}, nil // read-only and absent: an empty directory
 	}
-	return m.newROTree(dir, saltMine, 0, "note")
+	return m.ro.newROTree(dir, saltMine, 0, "note")
 }
 
 // lifeTrees serves previous/: one read-only tree per previous/life_N,
 // created on first lookup, so lives that appear while mounted show up.
 type lifeTrees struct {
 	m     *mfs
-	mu    syncMutex
+	mu    sync.Mutex
 	trees map[int]*roNode
 }
 
 func newPreviousDir(m *mfs) (gofs.InodeEmbedder, error) {
 	lt := m.lives
-	d := &vdir{m: m, attrTTL: dirAttrTTL, entryTTL: rootEntryTTL}
+	d := &vdir{env: m.nodeEnv, attrTTL: dirAttrTTL, entryTTL: rootEntryTTL}
 	d.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		n, ok := episodes.ParseLifeName(name)
 		if !ok {
@@ -174,9 +177,10 @@ func newPreviousDir(m *mfs) (gofs.InodeEmbedder, error) {
 		return out, 0
 	}
 	m.previous = d
+	m.previousRoot = d.EmbeddedInode()
 	if m.cached {
 		// The mount point of previous/'s own mount (mountCached).
-		return &vdir{m: m, attrTTL: dirAttrTTL}, nil
+		return &vdir{env: m.nodeEnv, attrTTL: dirAttrTTL}, nil
 	}
 	return d, nil
 }
@@ -192,7 +196,7 @@ func (lt *lifeTrees) tree(n int) (*roNode, syscall.Errno) {
 	if err != nil || !st.IsDir() {
 		return nil, syscall.ENOENT
 	}
-	t, err := lt.m.newROTree(dir, uint64(16+n), immutableTTL, "episode")
+	t, err := lt.m.ro.newROTree(dir, uint64(16+n), immutableTTL, "episode")
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}
@@ -214,7 +218,7 @@ func (m *mfs) watchLives() {
 		return st.Ino
 	}
 	last := ino()
-	t := newTicker(500)
+	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
@@ -234,6 +238,6 @@ func (m *mfs) watchLives() {
 				m.log.Debug("mount: notify entry", slog.String("name", name), slog.Any("errno", errno))
 			}
 		}
-		m.stats.invalidate()
+		m.stats.Invalidate()
 	}
 }

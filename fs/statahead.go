@@ -10,15 +10,15 @@ import (
 )
 
 // Stat-ahead for listings with attributes. A READDIRPLUS of the cached
-// mounts makes go-fuse look up each entry it lists, one request of ~195
-// entries at a time, while the lister waits: on a cold `ls -l` of
-// 100,000 episodes the daemon's lstat of each entry was over half of its
-// time, all of it in series with the lister. Once a listing has shown
-// that its lister wants attributes (statAheadAfter lookups), a goroutine
-// of its own lists the backing directory again and stats the entries in
-// the same order, ahead of the lookups, on the CPU the lister and the
-// daemon leave idle while they wait for each other; the lookup then takes
-// the stat it finds ready instead of making it.
+// mounts makes go-fuse look up each entry it lists, one request (a batch
+// of entries) at a time, while the lister waits: on a cold `ls -l` of a
+// large episodes/ the daemon's lstat of each entry is a large part of its
+// time, all of it in series with the lister (bench/mount.md). Once a
+// listing has shown that its lister wants attributes (statAheadAfter
+// lookups), a goroutine of its own lists the backing directory again and
+// stats the entries in the same order, ahead of the lookups, on the CPU
+// the lister and the daemon leave idle while they wait for each other;
+// the lookup then takes the stat it finds ready instead of making it.
 //
 // A stat taken ahead is at most statAheadWindow entries older than its
 // lookup (milliseconds), and only entries of the directory being listed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,7 +34,7 @@ func TestStatAheadSameNodes(t *testing.T) {
 	must(syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
 	must(os.Chtimes(filepath.Join(dir, "file"), time.Unix(1e9, 123456789), time.Unix(1.5e9, 987654321)))
 
-	root, err := (&mfs{}).newROTree(dir, saltEpisodes, time.Hour, "episode")
+	root, err := (&roEnv{}).newROTree(dir, saltEpisodes, time.Hour, "episode")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,9 @@ func TestStatAheadQueue(t *testing.T) {
 			t.Fatalf("%d stats queued after 10 s, want %d", queued(), statAheadWindow)
 		}
 	}
-	time.Sleep(20 * time.Millisecond)
+	// The goroutine is blocked on the full window, not still going: it
+	// had 3,000 names to stat.
+	waitBlocked(t, s)
 	if q := queued(); q != statAheadWindow {
 		t.Fatalf("%d stats queued, want at most the window %d", q, statAheadWindow)
 	}
@@ -167,7 +170,7 @@ func TestStatAheadListing(t *testing.T) {
 			t.Fatal("episodes/ is not a mount of its own (as root, without PerOpen, it must be)")
 		}
 		out := mustSh(t, "ls -lin --time-style=+%s.%N "+tm.path("episodes"))
-		hits := tm.srv.m.statAheadHits.Load()
+		hits := tm.srv.m.ro.statAheadHits.Load()
 		tm.unmount()
 		return out, hits
 	}
@@ -191,4 +194,22 @@ func firstDiff(a, b string) string {
 		}
 	}
 	return fmt.Sprintf("(%d lines, all in the other)", len(al))
+}
+
+// waitBlocked waits until the goroutine of s waits for room in its
+// window (its stack is in sync.Cond.Wait under statAhead.run), so a
+// check of the queue after it sees everything it will queue.
+func waitBlocked(t *testing.T, s *statAhead) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "(*statAhead).run") && strings.Contains(g, "sync.(*Cond).Wait") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stat-ahead goroutine does not wait for room after 10 s")
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // TestReadTools runs real tools over the mount and over the native store
@@ -378,6 +379,7 @@ func TestLiveGrowth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	tails := map[string]*lineWaiter{}
+	tailPids := map[string]int{}
 	for _, f := range []string{"index.jsonl", "logs.txt"} {
 		c := command(ctx, "tail", "-n", "0", "-F", "-s", "0.05", tm.path(f))
 		out, err := c.StdoutPipe()
@@ -389,6 +391,7 @@ func TestLiveGrowth(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 		tails[f] = newLineWaiter(out)
+		tailPids[f] = c.Process.Pid
 	}
 	// A reader holding one fd open across appends.
 	py := command(ctx, "python3", "-u", "-c", `
@@ -411,7 +414,9 @@ print("missed", want, len(buf), flush=True); sys.exit(1)
 	t.Cleanup(func() { py.Process.Kill(); py.Wait() })
 	pyLines := newLineWaiter(pyOut)
 	pyLines.wait(t, "ready", 10*time.Second)
-	time.Sleep(200 * time.Millisecond) // let tail -F open and reach the end
+	for f, pid := range tailPids {
+		waitOpenAtEnd(t, pid, tm.path(f))
+	}
 
 	for i := 0; i < 5; i++ {
 		marker := fmt.Sprintf("growth-marker-%d", i)
@@ -611,15 +616,15 @@ func TestAccessLog(t *testing.T) {
 
 // accessRecords reads the access log of tm's store (after unmount: then
 // everything is written), failing the test on a row that does not decode.
-func accessRecords(t *testing.T, tm *tmount) []AccessRecord {
+func accessRecords(t *testing.T, tm *tmount) []content.AccessRecord {
 	t.Helper()
-	b, err := os.ReadFile(tm.store.Path(".mfm", AccessFileName))
+	b, err := os.ReadFile(tm.store.Path(".mfm", content.AccessFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []AccessRecord
+	var rs []content.AccessRecord
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r AccessRecord
+		var r content.AccessRecord
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("bad access row %q: %v", l, err)
 		}
@@ -632,7 +637,7 @@ func accessRecords(t *testing.T, tm *tmount) []AccessRecord {
 // and cited-by, each opened again after the 1 s in which repeats are
 // folded, get a record per open with the same path and kind. As root the
 // opens come from the fanotify watcher of episodes/' own mount, which
-// finds the second opens by file handle (watchOptions.FixedNames).
+// finds the second opens by file handle (fanotify.Options.FixedNames).
 func TestAccessLogRepeatedOpens(t *testing.T) {
 	tm := mountCopy(t, Options{Hooks: Hooks{Viewer: fakeViewer{}, CitedBy: func(ctx context.Context, dir string) ([]byte, error) {
 		return []byte("mine/notes.md  (" + dir + ")\n"), nil
@@ -650,10 +655,10 @@ func TestAccessLogRepeatedOpens(t *testing.T) {
 	hits := int64(0)
 	for _, sub := range tm.srv.subs {
 		if sub.opens != nil {
-			hits += sub.opens.pathHits.Load()
+			hits += sub.opens.PathHits()
 		}
 	}
-	got := map[string][]AccessRecord{}
+	got := map[string][]content.AccessRecord{}
 	for _, r := range accessRecords(t, tm) {
 		got[r.Path] = append(got[r.Path], r)
 	}
@@ -677,4 +682,32 @@ func TestAccessLogRepeatedOpens(t *testing.T) {
 func crossesMount(tm *tmount, op, p string) bool {
 	return tm.srv.m.cached && strings.Contains(op, "mine") &&
 		(strings.HasPrefix(p, "episodes") || strings.HasPrefix(p, "previous"))
+}
+
+// waitOpenAtEnd waits until process pid holds path open with its offset
+// at the file's end (tail -n 0 -F has opened it and seeked to the end).
+func waitOpenAtEnd(t testing.TB, pid int, path string) {
+	t.Helper()
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	atEnd := func() bool {
+		st, err := os.Stat(path)
+		if err != nil {
+			return false
+		}
+		ents, _ := os.ReadDir(fdDir)
+		for _, e := range ents {
+			if l, err := os.Readlink(filepath.Join(fdDir, e.Name())); err != nil || l != path {
+				continue
+			}
+			info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, e.Name()))
+			var pos int64
+			if err == nil && strings.HasPrefix(string(info), "pos:") {
+				if _, err := fmt.Sscanf(string(info), "pos:\t%d", &pos); err == nil && pos == st.Size() {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	waitFor(t, 10*time.Second, "tail -F at the end of "+path, atEnd)
 }

@@ -11,11 +11,13 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // treeDir serves one directory of a Hooks.Trees VirtualTree.
 func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
-	d := &vdir{m: m}
+	d := &vdir{env: m.nodeEnv}
 	call := func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithTimeout(ctx, m.opt.RenderTimeout)
 	}
@@ -28,17 +30,17 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 			return nil, 0, syscall.ENOENT
 		}
 		if err != nil {
-			return nil, 0, m.fail(ctx, "/"+root+"/"+p, invalid(err))
+			return nil, 0, m.fail(ctx, "/"+root+"/"+p, content.Invalid(err))
 		}
 		if isDir {
 			return m.treeDir(t, root, p), fuse.S_IFDIR, 0
 		}
-		return &bytesFile{m: m, kind: root, content: func(ctx context.Context) ([]byte, error) {
+		return &bytesFile{env: m.nodeEnv, kind: root, content: func(ctx context.Context) ([]byte, error) {
 			cctx, cancel := call(ctx)
 			defer cancel()
 			b, _, err := t.Open(cctx, p)
 			if err != nil && !errors.Is(err, iofs.ErrNotExist) {
-				err = invalid(err)
+				err = content.Invalid(err)
 			}
 			return b, err
 		}}, fuse.S_IFREG, 0
@@ -48,7 +50,7 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 		names, err := t.ReadDir(cctx, dir)
 		cancel()
 		if err != nil {
-			return nil, m.fail(ctx, "/"+path.Join(root, dir), invalid(err))
+			return nil, m.fail(ctx, "/"+path.Join(root, dir), content.Invalid(err))
 		}
 		out := make([]fuse.DirEntry, 0, len(names))
 		for _, n := range names {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
-	"log/slog"
-	"os"
 	"path"
 	"sync"
 	"syscall"
@@ -33,7 +31,7 @@ type listFunc func(ctx context.Context) ([]fuse.DirEntry, syscall.Errno)
 type vdir struct {
 	gofs.Inode
 	refuse
-	m      *mfs
+	env    *nodeEnv
 	lookup lookupFunc
 	list   listFunc
 	kind   string // access-log kind of opendir; "" means "list"
@@ -59,7 +57,7 @@ func (d *vdir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if errno != 0 {
 		return nil, errno
 	}
-	ch, errno := d.m.virtualChild(ctx, &d.Inode, name, ops, mode)
+	ch, errno := d.env.virtualChild(ctx, &d.Inode, name, ops, mode)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -103,12 +101,12 @@ func (d *vdir) Opendir(ctx context.Context) syscall.Errno {
 	if kind == "" {
 		kind = "list"
 	}
-	d.m.access.record(ctx, "/"+d.m.storePath(&d.Inode), kind)
+	d.env.access.record(ctx, "/"+d.env.storePath(&d.Inode), kind)
 	return 0
 }
 
 func (d *vdir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.m.virtualAttr(&out.Attr, fuse.S_IFDIR|0o555, 0)
+	d.env.virtualAttr(&out.Attr, fuse.S_IFDIR|0o555, 0)
 	out.Attr.Nlink = 2
 	out.SetTimeout(d.attrTTL)
 	return 0
@@ -134,7 +132,7 @@ func (d *vdir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 type bytesFile struct {
 	gofs.Inode
 	refuse
-	m       *mfs
+	env     *nodeEnv
 	kind    string // access-log kind
 	content func(ctx context.Context) ([]byte, error)
 	ttl     time.Duration // > 0: stable content (see above)
@@ -161,36 +159,36 @@ func (f *bytesFile) snapshot(ctx context.Context) ([]byte, error) {
 func (f *bytesFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.SetTimeout(f.ttl)
 	if h, ok := fh.(*bytesHandle); ok {
-		f.m.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(len(h.data)))
+		f.env.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(len(h.data)))
 		return 0
 	}
 	var b []byte
 	var err error
-	if f.m.inCachedTree(&f.Inode) {
+	if f.env.inCachedTree(&f.Inode) {
 		b, err = f.snapshot(ctx)
 	} else {
 		b, err = f.content(ctx)
 	}
 	if err != nil {
-		return f.m.fail(ctx, "/"+f.m.storePath(&f.Inode), err)
+		return f.env.fail(ctx, "/"+f.env.storePath(&f.Inode), err)
 	}
-	f.m.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(len(b)))
+	f.env.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(len(b)))
 	return 0
 }
 
 func (f *bytesFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if f.m.inCachedTree(&f.Inode) {
+	if f.env.inCachedTree(&f.Inode) {
 		return nil, 0, syscall.ENOSYS
 	}
 	if writeMode(flags) {
 		return nil, 0, syscall.EROFS
 	}
-	p := "/" + f.m.storePath(&f.Inode)
+	p := "/" + f.env.storePath(&f.Inode)
 	b, err := f.content(ctx)
 	if err != nil {
-		return nil, 0, f.m.fail(ctx, p, err)
+		return nil, 0, f.env.fail(ctx, p, err)
 	}
-	f.m.access.record(ctx, p, f.kind)
+	f.env.access.record(ctx, p, f.kind)
 	if f.ttl > 0 {
 		return &bytesHandle{data: b}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
 	}
@@ -204,10 +202,10 @@ func (f *bytesFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	} else {
 		var err error
 		if data, err = f.snapshot(ctx); err != nil {
-			return nil, f.m.fail(ctx, "/"+f.m.storePath(&f.Inode), err)
+			return nil, f.env.fail(ctx, "/"+f.env.storePath(&f.Inode), err)
 		}
 	}
-	f.m.virtualReads.Add(1)
+	f.env.virtualReads.Add(1)
 	if off >= int64(len(data)) {
 		return fuse.ReadResultData(nil), 0
 	}
@@ -226,16 +224,16 @@ func (f *bytesFile) accessKind(string) string { return f.kind }
 // content is fixed here,
 // and its hash is the inode's generation: the same bytes are the inode
 // the kernel already has (and its cached pages), other bytes a new one.
-func (m *mfs) virtualChild(ctx context.Context, parent *gofs.Inode, name string, ops gofs.InodeEmbedder, mode uint32) (*gofs.Inode, syscall.Errno) {
+func (e *nodeEnv) virtualChild(ctx context.Context, parent *gofs.Inode, name string, ops gofs.InodeEmbedder, mode uint32) (*gofs.Inode, syscall.Errno) {
 	attr := gofs.StableAttr{Mode: mode, Ino: virtualIno(parent.StableAttr().Ino, name)}
-	if f, ok := ops.(*bytesFile); ok && m.inCachedTree(parent) {
+	if f, ok := ops.(*bytesFile); ok && e.inCachedTree(parent) {
 		// A fresh node each time: a lookup may hand back one bytesFile
 		// for a name, and an inode's content is fixed.
-		f = &bytesFile{m: f.m, kind: f.kind, content: f.content, ttl: f.ttl}
+		f = &bytesFile{env: f.env, kind: f.kind, content: f.content, ttl: f.ttl}
 		ops = f
 		b, err := f.snapshot(ctx)
 		if err != nil {
-			return nil, m.fail(ctx, "/"+path.Join(m.storePath(parent), name), err)
+			return nil, e.fail(ctx, "/"+path.Join(e.storePath(parent), name), err)
 		}
 		h := fnv.New64a()
 		h.Write(b)
@@ -256,7 +254,7 @@ type bytesHandle struct{ data []byte }
 type proxyFile struct {
 	gofs.Inode
 	refuse
-	m       *mfs
+	env     *nodeEnv
 	kind    string
 	resolve func() (string, error)
 }
@@ -298,8 +296,8 @@ func (f *proxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if err != nil {
 		return nil, 0, gofs.ToErrno(err)
 	}
-	if f.m.access.on() {
-		f.m.access.record(ctx, "/"+f.m.storePath(&f.Inode), f.kind)
+	if f.env.access.On() {
+		f.env.access.record(ctx, "/"+f.env.storePath(&f.Inode), f.kind)
 	}
 	// Read-only: no FLUSH round trip on close. No KEEP_CACHE: the file
 	// may grow (docs/MOUNT.md, "Growing files").
@@ -379,7 +377,7 @@ func (r *spliceRead) Done() { syscall.Close(r.fd) }
 type linkNode struct {
 	gofs.Inode
 	refuse
-	m      *mfs
+	env    *nodeEnv
 	target string
 }
 
@@ -393,45 +391,8 @@ func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 }
 
 func (l *linkNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	l.m.virtualAttr(&out.Attr, fuse.S_IFLNK|0o777, uint64(len(l.target)))
+	l.env.virtualAttr(&out.Attr, fuse.S_IFLNK|0o777, uint64(len(l.target)))
 	return 0
-}
-
-// virtualAttr fills attributes of a virtual node: owner of the store,
-// times of the mount.
-func (m *mfs) virtualAttr(a *fuse.Attr, mode uint32, size uint64) {
-	a.Mode = mode
-	a.Size = size
-	a.Blocks = (size + 511) / 512
-	a.Blksize = 4096
-	a.Nlink = 1
-	a.Uid, a.Gid = m.uid, m.gid
-	t := m.started
-	a.SetTimes(&t, &t, &t)
-}
-
-// fail records err for path in the error log (/.errors) and returns the
-// errno the caller should answer with.
-func (m *mfs) fail(ctx context.Context, path string, err error) syscall.Errno {
-	errno := errnoOf(err)
-	if errno == syscall.EINTR {
-		return errno // an interrupted request is retried, not the agent's error
-	}
-	m.errs.add(path, err)
-	m.log.Debug("mount: request failed", slog.String("path", path), slog.Any("err", err))
-	return errno
-}
-
-// storeOwner reads the uid/gid of the store root for virtual nodes.
-func storeOwner(root string) (uint32, uint32) {
-	st, err := os.Stat(root)
-	if err != nil {
-		return 0, 0
-	}
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return s.Uid, s.Gid
-	}
-	return 0, 0
 }
 
 // dirStream forwards the directory calls go-fuse makes on a handle

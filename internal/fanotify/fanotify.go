@@ -1,4 +1,9 @@
-package fs
+// Package fanotify reports the opens of regular files on one mount
+// (fanotify(7) with a mount mark and FAN_OPEN, through raw system calls).
+// The MFM mount uses it for the access log of episodes/ and previous/ as
+// root, whose opens never reach the daemon; it is safe to use on a FUSE
+// mount served by the watching process itself (see Watch).
+package fanotify
 
 import (
 	"encoding/binary"
@@ -17,22 +22,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// errFanotifyUnavailable is wrapped by watchOpens' error when the kernel
+// ErrUnavailable is wrapped by WatchOpens' error when the kernel
 // has no fanotify or the process lacks CAP_SYS_ADMIN (needed for
 // FAN_CLASS_NOTIF with file descriptors and for mount marks).
-var errFanotifyUnavailable = errors.New("fanotify unavailable (needs CAP_SYS_ADMIN and a kernel with fanotify)")
+var ErrUnavailable = errors.New("fanotify unavailable (needs CAP_SYS_ADMIN and a kernel with fanotify)")
 
-// fanotifyBufSize is the read buffer of the watcher: room for about
+// bufSize is the read buffer of the watcher: room for about
 // 2,700 event records (24 bytes each) per read(2). Each record read
 // carries a new open descriptor, so a read can add that many fds to the
 // process for the time it takes to walk the buffer.
-const fanotifyBufSize = 64 << 10
+const bufSize = 64 << 10
 
 // deletedSuffix is what readlink of /proc/self/fd/N appends to the path
 // of an unlinked file.
 const deletedSuffix = " (deleted)"
 
-// openWatch reports the opens of regular files on one mount (fanotify, a
+// Watch reports the opens of regular files on one mount (fanotify, a
 // mount mark, FAN_OPEN). It is not in the data path: the kernel queues
 // an event after each successful open and the watcher reads the queue
 // from a goroutine of its own, so an open never waits for it. Directory
@@ -57,7 +62,7 @@ const deletedSuffix = " (deleted)"
 // Close the watcher before stopping the FUSE server: a close(2)
 // of an event fd on a mount whose server no longer answers (but whose
 // connection is not aborted) would hang.
-type openWatch struct {
+type Watch struct {
 	mnt    string            // mount point as readlink reports paths under it (symlinks of its parents resolved)
 	paths  map[string]string // with FixedNames: path by file handle (only the watcher's goroutine uses it)
 	fd     int               // fanotify fd (non-blocking)
@@ -69,14 +74,14 @@ type openWatch struct {
 
 	stopping  atomic.Bool
 	overflow  atomic.Int64 // FAN_Q_OVERFLOW events seen
-	pathHits  atomic.Int64 // paths found by file handle (FixedNames), for tests
+	pathHits  atomic.Int64 // paths found by file handle (FixedNames)
 	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// watchOptions tune an openWatch.
-type watchOptions struct {
+// Options tune a Watch.
+type Options struct {
 	// Log receives warnings; nil means slog.Default().
 	Log *slog.Logger
 	// FixedNames says no file on the mount ever gets another name (a
@@ -88,9 +93,9 @@ type watchOptions struct {
 	// paths of the files it saw by their kernel file handle
 	// (name_to_handle_at of the event descriptor, which never reaches
 	// the file's filesystem server) and reports a file opened again
-	// without the readlink (a third of the daemon's CPU in a scan of
-	// frames, perf). Files with more than one link are never kept: each
-	// open gets the path of the name it opened.
+	// without the readlink (bench/mount.md has what that saves in a
+	// scan of frames). Files with more than one link are never
+	// kept: each open gets the path of the name it opened.
 	FixedNames bool
 }
 
@@ -98,17 +103,17 @@ type watchOptions struct {
 // watcher forgets them all when it is reached (about 100 bytes each).
 const maxKeptPaths = 1 << 17
 
-// watchOpens starts reporting opens on the mount at mnt (an absolute
+// WatchOpens starts reporting opens on the mount at mnt (an absolute
 // mount point) to onOpen, called from the watcher's own goroutine with
 // the path inside the mount ("/episodes/ep_000001/state.json"; the
 // mount's root is "/") and the opener's pid (its thread group id). It
-// needs CAP_SYS_ADMIN; without it the error wraps errFanotifyUnavailable.
+// needs CAP_SYS_ADMIN; without it the error wraps ErrUnavailable.
 // mnt must be a mount point: a mount mark on a plain directory would
 // watch the whole filesystem around it. onOpen must not be nil. Stop the
 // watcher with Close.
 // Two opens of one file by one process that are queued together may be
 // merged by the kernel into one event.
-func watchOpens(mnt string, opts watchOptions, onOpen func(path string, pid int32)) (*openWatch, error) {
+func WatchOpens(mnt string, opts Options, onOpen func(path string, pid int32)) (*Watch, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
@@ -138,17 +143,17 @@ func watchOpens(mnt string, opts watchOptions, onOpen func(path string, pid int3
 		return nil, fmt.Errorf("fanotify %s: not a mount point", mnt)
 	}
 
-	fd, err := fanotifyInit()
+	fd, err := initGroup()
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
-			return nil, fmt.Errorf("fanotify %s: %w: %w", mnt, errFanotifyUnavailable, err)
+			return nil, fmt.Errorf("fanotify %s: %w: %w", mnt, ErrUnavailable, err)
 		}
 		return nil, fmt.Errorf("fanotify %s: fanotify_init: %w", mnt, err)
 	}
 	if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_OPEN, unix.AT_FDCWD, real); err != nil {
 		unix.Close(fd)
 		if errors.Is(err, unix.EPERM) {
-			return nil, fmt.Errorf("fanotify %s: %w: mark: %w", mnt, errFanotifyUnavailable, err)
+			return nil, fmt.Errorf("fanotify %s: %w: mark: %w", mnt, ErrUnavailable, err)
 		}
 		return nil, fmt.Errorf("fanotify %s: mark: %w", mnt, err)
 	}
@@ -157,7 +162,7 @@ func watchOpens(mnt string, opts watchOptions, onOpen func(path string, pid int3
 		unix.Close(fd)
 		return nil, fmt.Errorf("fanotify %s: eventfd: %w", mnt, err)
 	}
-	w := &openWatch{
+	w := &Watch{
 		mnt:    real,
 		fd:     fd,
 		stopFd: stopFd,
@@ -177,11 +182,11 @@ func watchOpens(mnt string, opts watchOptions, onOpen func(path string, pid int3
 	return w, nil
 }
 
-// fanotifyInit creates the fanotify group: notification class, event
+// initGroup creates the fanotify group: notification class, event
 // fds read-only without atime updates, an unlimited queue. A kernel or
 // capability set that refuses FAN_UNLIMITED_QUEUE or O_NOATIME gets a
 // retry without them.
-func fanotifyInit() (int, error) {
+func initGroup() (int, error) {
 	const flags = unix.FAN_CLASS_NOTIF | unix.FAN_CLOEXEC | unix.FAN_NONBLOCK
 	const evFlags = unix.O_RDONLY | unix.O_LARGEFILE | unix.O_CLOEXEC
 	tries := []struct{ flags, evFlags uint }{
@@ -243,10 +248,14 @@ func unescapeMountinfo(s string) string {
 	return b.String()
 }
 
-// overflows returns the number of queue overflows (FAN_Q_OVERFLOW
+// Overflows returns the number of queue overflows (FAN_Q_OVERFLOW
 // events: the kernel dropped events). With an unlimited queue it stays
 // 0 unless the kernel fell back to a bounded one.
-func (w *openWatch) overflows() int64 { return w.overflow.Load() }
+func (w *Watch) Overflows() int64 { return w.overflow.Load() }
+
+// PathHits returns the number of opens whose path was found by file
+// handle, without a readlink (Options.FixedNames).
+func (w *Watch) PathHits() int64 { return w.pathHits.Load() }
 
 // Close stops the watcher and waits for its goroutine, which first
 // reports the events already queued (at most 64 reads' worth). After
@@ -254,7 +263,7 @@ func (w *openWatch) overflows() int64 { return w.overflow.Load() }
 // prompt (the goroutine is woken through an eventfd, well under 100 ms),
 // unless the goroutine is inside onOpen or a close(2) the FUSE server
 // has to answer. It must not be called from onOpen.
-func (w *openWatch) Close() error {
+func (w *Watch) Close() error {
 	w.closeOnce.Do(func() {
 		w.stopping.Store(true)
 		var one [8]byte
@@ -280,9 +289,9 @@ func (w *openWatch) Close() error {
 
 // run is the watcher's goroutine: poll the fanotify fd and the stop
 // eventfd, drain the queue, repeat until Close.
-func (w *openWatch) run() {
+func (w *Watch) run() {
 	defer close(w.done)
-	buf := make([]byte, fanotifyBufSize)
+	buf := make([]byte, bufSize)
 	link := make([]byte, unix.PathMax+len(deletedSuffix))
 	handle := make([]byte, 0, 64)
 	fds := []unix.PollFd{
@@ -308,12 +317,12 @@ func (w *openWatch) run() {
 			return
 		}
 		// Let the next burst gather (the stop eventfd still wakes us at
-		// once): a scan of 20,000 frames then costs a few hundred reads
-		// and wake-ups, not one per open (measured: the watcher's poll
-		// and read were 40% of its CPU with no pause).
+		// once): a scan of many frames then costs a few hundred reads and
+		// wake-ups, not one per open (bench/mount.md has the share of the
+		// watcher's CPU this saves).
 		stop := fds[1:]
 		stop[0].Revents = 0
-		if _, err := unix.Poll(stop, int(fanotifyBatchWait/time.Millisecond)); err == nil && stop[0].Revents != 0 {
+		if _, err := unix.Poll(stop, int(batchWait/time.Millisecond)); err == nil && stop[0].Revents != 0 {
 			break
 		}
 	}
@@ -326,7 +335,7 @@ func (w *openWatch) run() {
 // drain reads and handles queued events until the queue is empty (or,
 // with max >= 0, after max reads). It returns false if the fanotify
 // descriptor is unusable.
-func (w *openWatch) drain(buf, link, handle []byte, inOverflow *bool, readErrs *int, max int) bool {
+func (w *Watch) drain(buf, link, handle []byte, inOverflow *bool, readErrs *int, max int) bool {
 	for i := 0; max < 0 || i < max; i++ {
 		n, err := unix.Read(w.fd, buf)
 		if err == unix.EINTR {
@@ -357,14 +366,14 @@ func (w *openWatch) drain(buf, link, handle []byte, inOverflow *bool, readErrs *
 	return true
 }
 
-// fanotifyBatchWait is how long the watcher lets events queue after
+// batchWait is how long the watcher lets events queue after
 // draining them.
-const fanotifyBatchWait = 10 * time.Millisecond
+const batchWait = 10 * time.Millisecond
 
 // handle walks the event records in b: it reports each open and always
 // closes its descriptor (before calling onOpen, so no lock onOpen takes
 // is held across the close and its FLUSH).
-func (w *openWatch) handle(b, link, handle []byte, inOverflow *bool) {
+func (w *Watch) handle(b, link, handle []byte, inOverflow *bool) {
 	const metaSize = int(unsafe.Sizeof(unix.FanotifyEventMetadata{}))
 	for len(b) >= metaSize {
 		m := (*unix.FanotifyEventMetadata)(unsafe.Pointer(&b[0]))
@@ -410,8 +419,8 @@ func (w *openWatch) handle(b, link, handle []byte, inOverflow *bool) {
 }
 
 // resolve returns the path inside the mount of the event descriptor fd,
-// kept by file handle with FixedNames (see watchOptions).
-func (w *openWatch) resolve(fd int, link, handle []byte) (string, bool) {
+// kept by file handle with FixedNames (see Options).
+func (w *Watch) resolve(fd int, link, handle []byte) (string, bool) {
 	if w.paths == nil {
 		return w.pathOf(fd, link)
 	}
@@ -457,7 +466,7 @@ func singleLink(fd int) bool {
 // pathOf returns the path inside the mount of the event descriptor fd
 // ("/" for the mount's root); ok is false if it is not under the mount.
 // readlink of /proc/self/fd/N does not reach the file's filesystem.
-func (w *openWatch) pathOf(fd int, link []byte) (string, bool) {
+func (w *Watch) pathOf(fd int, link []byte) (string, bool) {
 	var n int
 	var err error
 	if w.procFd >= 0 {
@@ -482,13 +491,13 @@ func (w *openWatch) pathOf(fd int, link []byte) (string, bool) {
 	return "", false
 }
 
-// fanotifyAvailable reports whether this process may watch opens: nil,
-// or an error wrapping errFanotifyUnavailable.
-func fanotifyAvailable() error {
-	fd, err := fanotifyInit()
+// Available reports whether this process may watch opens: nil,
+// or an error wrapping ErrUnavailable.
+func Available() error {
+	fd, err := initGroup()
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
-			return fmt.Errorf("%w: %v", errFanotifyUnavailable, err)
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		return fmt.Errorf("fanotify: %w", err)
 	}

@@ -5,67 +5,51 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/fs/content"
 )
 
-// extensions holds the query index and the view renderer the mount wires
-// in (q/, map/, views beside frames, episode sheets).
-type extensions struct {
-	m      *mfs
-	qcache *queryCache // q/ results; nil without a Querier
-}
-
-func (m *mfs) openExtensions(ctx context.Context) error {
-	m.ext = &extensions{m: m}
-	return nil
-}
-
-func (e *extensions) close() {}
-
-// help returns the grammar texts /.errors shows after the errors.
-func (e *extensions) help() []string {
-	var out []string
-	if v := e.m.opt.Hooks.Viewer; v != nil {
-		out = append(out, v.Grammar())
-	}
-	if q := e.m.opt.Hooks.Querier; q != nil {
-		out = append(out, q.Grammar())
-	}
-	return out
+// views serves Hooks.Viewer's virtual images as nodes: views beside
+// frames and episode sheets (lookupVirtual), and the maps of map/ and
+// previous/life_N/map/ (mapDir).
+type views struct {
+	env     *nodeEnv
+	viewer  Viewer // nil: no views
+	timeout time.Duration
 }
 
 // lookupVirtual resolves a name that does not exist on disk inside a
 // read-only store directory: a view of a frame or an episode sheet. The
 // view is rendered here, once, so its size is known to the lookup; frames
 // never change, so the bytes stay valid for the inode's life.
-func (m *mfs) lookupVirtual(ctx context.Context, parent *gofs.Inode, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	rel := m.storePath(parent) + "/" + name
-	return m.lookupView(ctx, parent, rel, name, out)
+func (v *views) lookupVirtual(ctx context.Context, parent *gofs.Inode, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	rel := v.env.storePath(parent) + "/" + name
+	return v.lookup(ctx, parent, rel, name, out)
 }
 
-// lookupView renders the view rel and returns it as a child of parent.
+// lookup renders the view rel and returns it as a child of parent.
 // A name that is not a view is ENOENT; a malformed or failed view is
 // EINVAL with its message in /.errors.
-func (m *mfs) lookupView(ctx context.Context, parent *gofs.Inode, rel, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	v := m.opt.Hooks.Viewer
-	if v == nil {
+func (v *views) lookup(ctx context.Context, parent *gofs.Inode, rel, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if v.viewer == nil {
 		return nil, syscall.ENOENT
 	}
-	rctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+	rctx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
-	data, ok, err := v.View(rctx, rel)
+	data, ok, err := v.viewer.View(rctx, rel)
 	if !ok {
 		return nil, syscall.ENOENT
 	}
 	if err != nil {
-		return nil, m.fail(ctx, "/"+rel, invalid(err))
+		return nil, v.env.fail(ctx, "/"+rel, content.Invalid(err))
 	}
-	ops := &bytesFile{m: m, kind: "view"}
-	if stableView(v, rel) {
+	ops := &bytesFile{env: v.env, kind: "view"}
+	if stableView(v.viewer, rel) {
 		// Rendered once: the bytes stay valid for the inode's life.
 		ops.ttl = immutableTTL
 		ops.content = func(context.Context) ([]byte, error) { return data, nil }
@@ -82,26 +66,26 @@ func (m *mfs) lookupView(ctx context.Context, parent *gofs.Inode, rel, name stri
 			if b := first.Swap(nil); b != nil {
 				return *b, nil
 			}
-			return m.renderView(ctx, rel)
+			return v.render(ctx, rel)
 		}
 	}
-	ch, errno := m.virtualChild(ctx, parent, name, ops, fuse.S_IFREG)
+	ch, errno := v.env.virtualChild(ctx, parent, name, ops, fuse.S_IFREG)
 	if errno != 0 {
 		return nil, errno
 	}
 	return ch, fillEntry(ctx, ch, out)
 }
 
-// renderView renders rel again for a live view's stat or open.
-func (m *mfs) renderView(ctx context.Context, rel string) ([]byte, error) {
-	rctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+// render renders rel again for a live view's stat or open.
+func (v *views) render(ctx context.Context, rel string) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
-	data, ok, err := m.opt.Hooks.Viewer.View(rctx, rel)
+	data, ok, err := v.viewer.View(rctx, rel)
 	if !ok {
 		return nil, syscall.ENOENT
 	}
 	if err != nil {
-		return nil, invalid(err)
+		return nil, content.Invalid(err)
 	}
 	return data, nil
 }
@@ -122,8 +106,8 @@ func stableView(v Viewer, rel string) bool {
 
 // newMapDir serves map/: every name is a map view (not listed).
 func newMapDir(m *mfs) (gofs.InodeEmbedder, error) {
-	d := &vdir{m: m}
-	return &mapDir{vdir: d, prefix: "map/"}, nil
+	d := &vdir{env: m.nodeEnv}
+	return &mapDir{vdir: d, views: m.views, prefix: "map/"}, nil
 }
 
 // mapDir resolves map views on lookup: map/ at the root (the current
@@ -131,13 +115,14 @@ func newMapDir(m *mfs) (gofs.InodeEmbedder, error) {
 // in the life's directory, like every view).
 type mapDir struct {
 	*vdir
+	views  *views
 	prefix string // "map/" or "previous/life_N/map/"
 }
 
 var _ = (gofs.NodeLookuper)((*mapDir)(nil))
 
 func (d *mapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return d.m.lookupView(ctx, d.EmbeddedInode(), d.prefix+name, name, out)
+	return d.views.lookup(ctx, d.EmbeddedInode(), d.prefix+name, name, out)
 }
 
 // lifeMapName is the directory of an earlier life's maps, beside its
@@ -147,23 +132,11 @@ const lifeMapName = "map"
 // lifeMapDir returns previous/life_N/map/ for the life tree n, or nil
 // when n is not a life's root or no Viewer is set.
 func (n *roNode) lifeMapDir() gofs.InodeEmbedder {
-	if n.life == "" || n.m.opt.Hooks.Viewer == nil {
+	if n.life == "" || n.env.views.viewer == nil {
 		return nil
 	}
 	// A frozen life's maps never change: its map/ entry is cached like
 	// the life's own files (the maps inside follow StableViewer).
-	d := &vdir{m: n.m, attrTTL: immutableTTL}
-	return &mapDir{vdir: d, prefix: n.life + lifeMapName + "/"}
-}
-
-func (e *extensions) queries() bool     { return e.m.opt.Hooks.Querier != nil }
-func (e *extensions) views() bool       { return e.m.opt.Hooks.Viewer != nil }
-func (e *extensions) queryHelp() string { return grammar(e.m.opt.Hooks.Querier) }
-func (e *extensions) viewHelp() string  { return grammar(e.m.opt.Hooks.Viewer) }
-
-func grammar(g interface{ Grammar() string }) string {
-	if g == nil {
-		return ""
-	}
-	return g.Grammar()
+	d := &vdir{env: n.env.nodeEnv, attrTTL: immutableTTL}
+	return &mapDir{vdir: d, views: n.env.views, prefix: n.life + lifeMapName + "/"}
 }

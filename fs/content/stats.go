@@ -1,4 +1,4 @@
-package fs
+package content
 
 import (
 	"bytes"
@@ -35,10 +35,10 @@ type LifeStats struct {
 	Episodes int
 }
 
-// statsCache keeps running counts so each README render reads only what
+// StatsCache keeps running counts so each README render reads only what
 // was appended since the last one. It is reset when a file is replaced
-// (a new life) or shrinks.
-type statsCache struct {
+// (a new life) or shrinks. Its methods are safe for concurrent use.
+type StatsCache struct {
 	store *episodes.Store
 	mu    sync.Mutex
 
@@ -56,14 +56,15 @@ type lineCounter struct {
 	lines int
 }
 
-func newStatsCache(s *episodes.Store) *statsCache {
-	c := &statsCache{store: s}
-	c.invalidate()
+// NewStatsCache returns a cache of the statistics of store s.
+func NewStatsCache(s *episodes.Store) *StatsCache {
+	c := &StatsCache{store: s}
+	c.Invalidate()
 	return c
 }
 
-// invalidate forgets all counts; the next Get recounts.
-func (c *statsCache) invalidate() {
+// Invalidate forgets all counts; the next Get recounts.
+func (c *StatsCache) Invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.index, c.grid, c.log = lineCounter{}, lineCounter{}, lineCounter{}
@@ -76,7 +77,7 @@ func (c *statsCache) invalidate() {
 }
 
 // Get returns the current statistics.
-func (c *statsCache) Get() (Stats, error) {
+func (c *StatsCache) Get() (Stats, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.store
@@ -155,7 +156,7 @@ var errStop = errors.New("stop")
 // advance counts the complete lines appended to path since lc's offset,
 // calling each (if not nil) on every new non-empty line. A replaced or
 // shrunk file is counted again from the start.
-func (c *statsCache) advance(lc *lineCounter, path string, each func([]byte)) error {
+func (c *StatsCache) advance(lc *lineCounter, path string, each func([]byte)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		*lc = lineCounter{}

@@ -1,4 +1,4 @@
-package fs
+package fanotify
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// openEvent is one report of an openWatch.
+// openEvent is one report of an Watch.
 type openEvent struct {
 	path string
 	pid  int32
@@ -28,7 +28,7 @@ type openEvent struct {
 
 func (e openEvent) String() string { return fmt.Sprintf("%s by %d", e.path, e.pid) }
 
-// openRecorder collects an openWatch's reports.
+// openRecorder collects an Watch's reports.
 type openRecorder struct {
 	mu     sync.Mutex
 	events []openEvent
@@ -120,13 +120,13 @@ func privateTmpfs(t testing.TB, dir string) string {
 	return mnt
 }
 
-// startWatch starts an openWatch on mnt, closed at cleanup.
-func startWatch(t testing.TB, mnt string, opts watchOptions) (*openWatch, *openRecorder) {
+// startWatch starts an Watch on mnt, closed at cleanup.
+func startWatch(t testing.TB, mnt string, opts Options) (*Watch, *openRecorder) {
 	t.Helper()
 	rec := newOpenRecorder()
-	w, err := watchOpens(mnt, opts, rec.onOpen)
+	w, err := WatchOpens(mnt, opts, rec.onOpen)
 	if err != nil {
-		t.Fatalf("watchOpens: %v", err)
+		t.Fatalf("WatchOpens: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := w.Close(); err != nil {
@@ -181,7 +181,7 @@ func TestOpenWatchTmpfs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w, rec := startWatch(t, mnt, watchOptions{})
+	w, rec := startWatch(t, mnt, Options{})
 
 	var want []openEvent
 	open := func(rel string) {
@@ -212,7 +212,7 @@ func TestOpenWatchTmpfs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("events:\n got %v\nwant %v", got, want)
 	}
-	if n := w.overflows(); n != 0 {
+	if n := w.Overflows(); n != 0 {
 		t.Errorf("overflows = %d, want 0", n)
 	}
 }
@@ -238,7 +238,7 @@ func TestOpenWatchFixedNames(t *testing.T) {
 	if err := os.Link(filepath.Join(mnt, "h1"), filepath.Join(mnt, "sub", "h2")); err != nil {
 		t.Fatal(err)
 	}
-	w, rec := startWatch(t, mnt, watchOptions{FixedNames: true})
+	w, rec := startWatch(t, mnt, Options{FixedNames: true})
 	var want []openEvent
 	for _, rel := range []string{"a.txt", "sub/b.txt", "a.txt", "h1", "sub/h2", "h1", "sub/b.txt", "a.txt"} {
 		_, pid := childOpen(t, "cat", filepath.Join(mnt, rel))
@@ -260,7 +260,7 @@ func TestOpenWatchPathOf(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
 	mnt := privateTmpfs(t, dir)
-	w, _ := startWatch(t, mnt, watchOptions{})
+	w, _ := startWatch(t, mnt, Options{})
 	link := make([]byte, 4200)
 	pathOf := func(p string, unlink bool) (string, bool) {
 		t.Helper()
@@ -309,32 +309,32 @@ func TestOpenWatchPathOf(t *testing.T) {
 	}
 }
 
-// TestOpenWatchRefuses: watchOpens wants an absolute mount point (a mount
+// TestOpenWatchRefuses: WatchOpens wants an absolute mount point (a mount
 // mark on a plain directory would watch the filesystem around it).
 func TestOpenWatchRefuses(t *testing.T) {
 	dir := t.TempDir()
 	for _, mnt := range []string{"relative/mnt", dir} {
-		w, err := watchOpens(mnt, watchOptions{}, func(string, int32) {})
+		w, err := WatchOpens(mnt, Options{}, func(string, int32) {})
 		if err == nil {
 			w.Close()
-			t.Errorf("watchOpens(%s) succeeded", mnt)
+			t.Errorf("WatchOpens(%s) succeeded", mnt)
 		} else if !strings.Contains(err.Error(), "fanotify "+mnt) {
-			t.Errorf("watchOpens(%s): error without context: %v", mnt, err)
+			t.Errorf("WatchOpens(%s): error without context: %v", mnt, err)
 		}
 	}
-	if _, err := watchOpens(dir, watchOptions{}, nil); err == nil {
-		t.Error("watchOpens with nil onOpen succeeded")
+	if _, err := WatchOpens(dir, Options{}, nil); err == nil {
+		t.Error("WatchOpens with nil onOpen succeeded")
 	}
 }
 
 // TestOpenWatchUnprivileged: without CAP_SYS_ADMIN (a child running as
-// nobody) the error wraps errFanotifyUnavailable.
+// nobody) the error wraps ErrUnavailable.
 func TestOpenWatchUnprivileged(t *testing.T) {
 	if os.Getenv("MFM_FANOTIFY_UNPRIV") != "" {
 		mnt := os.Getenv("MFM_FANOTIFY_UNPRIV")
-		_, err := watchOpens(mnt, watchOptions{}, func(string, int32) {})
-		if !errors.Is(err, errFanotifyUnavailable) {
-			t.Fatalf("as uid %d: watchOpens: %v, want errFanotifyUnavailable", os.Geteuid(), err)
+		_, err := WatchOpens(mnt, Options{}, func(string, int32) {})
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("as uid %d: WatchOpens: %v, want ErrUnavailable", os.Geteuid(), err)
 		}
 		t.Logf("as uid %d: %v", os.Geteuid(), err)
 		return
@@ -390,16 +390,17 @@ func TestOpenWatchClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newOpenRecorder()
-	w, err := watchOpens(mnt, watchOptions{}, rec.onOpen)
+	w, err := WatchOpens(mnt, Options{}, rec.onOpen)
 	if err != nil {
-		t.Fatalf("watchOpens: %v", err)
+		t.Fatalf("WatchOpens: %v", err)
 	}
-	if n := w.overflows(); n != 0 {
+	if n := w.Overflows(); n != 0 {
 		t.Errorf("overflows at start = %d", n)
 	}
 	childOpen(t, "cat", filepath.Join(mnt, "a.txt"))
 	rec.waitFor(t, "/a.txt", 10*time.Second)
-	time.Sleep(50 * time.Millisecond) // the watcher is back in poll
+	// Close is prompt wherever the watcher is: waiting in poll, or
+	// letting a batch gather (the stop eventfd wakes both).
 	for i := 0; i < 3; i++ {
 		start := time.Now()
 		done := make(chan error, 1)
@@ -418,12 +419,13 @@ func TestOpenWatchClose(t *testing.T) {
 			t.Logf("Close #%d: %v", i+1, d)
 		}
 	}
+	// Close has returned, so the watcher's goroutine has too: an open
+	// now must not be reported, and nothing is left to wait for.
 	childOpen(t, "cat", filepath.Join(mnt, "a.txt"))
-	time.Sleep(100 * time.Millisecond)
 	if got := rec.snapshot(); len(got) != 1 {
 		t.Errorf("events after Close: %v", got)
 	}
-	if n := w.overflows(); n != 0 {
+	if n := w.Overflows(); n != 0 {
 		t.Errorf("overflows = %d", n)
 	}
 }
@@ -618,7 +620,7 @@ func TestFanotifyFUSE(t *testing.T) {
 
 func testFanotifyFUSE(t *testing.T, noOpen, fixedNames bool) {
 	mnt, counts := mountFanoFS(t, noOpen)
-	w, rec := startWatch(t, mnt, watchOptions{FixedNames: fixedNames})
+	w, rec := startWatch(t, mnt, Options{FixedNames: fixedNames})
 
 	// Each fork waits until the watcher has reported (and so closed the
 	// descriptor of) the previous open: a child forked while the

@@ -1,4 +1,4 @@
-package fs
+package content
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-func TestErrnoOf(t *testing.T) {
+func TestErrno(t *testing.T) {
 	for _, c := range []struct {
 		err  error
 		want syscall.Errno
 	}{
 		{nil, 0},
-		{invalid(errors.New("bad view")), syscall.EINVAL},
+		{Invalid(errors.New("bad view")), syscall.EINVAL},
 		{fmt.Errorf("query: %w", context.DeadlineExceeded), syscall.ETIMEDOUT},
 		// An interrupted request must not surface as an I/O error: go-fuse
 		// cancels its context when a signal interrupts the caller, and Go
@@ -25,8 +25,8 @@ func TestErrnoOf(t *testing.T) {
 		{fmt.Errorf("stat: %w", os.ErrNotExist), syscall.ENOENT},
 		{errors.New("anything else"), syscall.EIO},
 	} {
-		if got := errnoOf(c.err); got != c.want {
-			t.Errorf("errnoOf(%v) = %v, want %v", c.err, got, c.want)
+		if got := Errno(c.err); got != c.want {
+			t.Errorf("Errno(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }

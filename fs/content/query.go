@@ -1,0 +1,337 @@
+package content
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mfm-project/mfm/episodes"
+)
+
+// q/<query>/ — cue queries as directories. This file holds what the
+// directories contain (QueryResult) and the cache of query runs
+// (QueryCache); the mount's q/ nodes serve them.
+
+const (
+	// queryCacheTTL bounds how long one query result is reused while
+	// index.jsonl does not change (one `ls -l` looks every entry up).
+	queryCacheTTL = time.Second
+	// queryCacheMax bounds the number of cached query results.
+	queryCacheMax = 256
+	// SheetMaxTiles is how many matches q/<query>/sheet.png shows: the
+	// last SheetMaxTiles in chronological order.
+	SheetMaxTiles = 64
+)
+
+// Names inside q/<query>/ besides the per-match links, and q/'s own
+// README.
+const (
+	QueryResultsName = "results.jsonl"
+	QueryCountName   = "count"
+	QuerySheetName   = "sheet.png"
+	QueryReadmeName  = "README.md"
+)
+
+// QueryResult is one run of a query: the content of q/<query>/.
+type QueryResult struct {
+	rows  [][]byte
+	dirs  []string
+	names []string          // entry name per row; "" for a duplicate
+	links map[string]string // entry name -> symlink target
+
+	sheetMu   sync.Mutex // guards the three below; never held while rendering
+	sheetDone bool
+	sheet     []byte
+	sheetErr  error
+}
+
+// newQueryResult makes the result of a query from the Querier's rows and
+// their episode directories (dirs[i] is the directory of rows[i]).
+func newQueryResult(rows [][]byte, dirs []string) *QueryResult {
+	r := &QueryResult{rows: rows, dirs: dirs, names: make([]string, len(dirs)), links: map[string]string{}}
+	for i, d := range dirs {
+		name := matchName(d)
+		if name == "" || r.links[name] != "" {
+			continue
+		}
+		r.names[i] = name
+		r.links[name] = "../../" + path.Clean(d)
+	}
+	return r
+}
+
+// matchName is the entry name of a match in q/<query>/: the episode id
+// for the current life ("episodes/ep_000123" -> "ep_000123"), prefixed
+// by the life for an earlier one ("previous/life_1/episodes/ep_000004" ->
+// "life_1.ep_000004"); "" for a directory outside the store.
+func matchName(dir string) string {
+	dir = path.Clean(strings.Trim(dir, "/"))
+	if dir == "." || strings.HasPrefix(dir, "..") {
+		return ""
+	}
+	var parts []string
+	for _, p := range strings.Split(dir, "/") {
+		if p != episodes.EpisodesDir && p != episodes.PreviousDir {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// Results is results.jsonl: the matching rows verbatim, one per line.
+func (r *QueryResult) Results() []byte {
+	var b bytes.Buffer
+	for _, row := range r.rows {
+		b.Write(bytes.TrimRight(row, "\n"))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// Count is the count file: the number of matches and a newline.
+func (r *QueryResult) Count() []byte { return []byte(strconv.Itoa(len(r.rows)) + "\n") }
+
+// Links are the names of the per-match symlinks, in chronological order
+// (a match whose name an earlier one took has none).
+func (r *QueryResult) Links() []string {
+	out := make([]string, 0, len(r.names))
+	for _, n := range r.names {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Link returns the target of the symlink name ("../../episodes/ep_000123").
+func (r *QueryResult) Link(name string) (string, bool) {
+	t, ok := r.links[name]
+	return t, ok
+}
+
+// sheetInputs returns the frames (store-relative) and labels of the last
+// SheetMaxTiles matches.
+func (r *QueryResult) sheetInputs() (frames, labels []string) {
+	start := max(0, len(r.rows)-SheetMaxTiles)
+	for i := start; i < len(r.rows); i++ {
+		frames = append(frames, frameOf(r.rows[i], r.dirs[i]))
+		label := r.names[i]
+		if label == "" {
+			label = matchName(r.dirs[i])
+		}
+		labels = append(labels, label)
+	}
+	return frames, labels
+}
+
+// Sheet renders the contact sheet of the result with render (the mount's
+// Viewer.Sheet) under timeout, once per result: a failed render is kept
+// (as an Invalid error) like a good one, a timed-out or cancelled one is
+// tried again on the next call.
+func (r *QueryResult) Sheet(ctx context.Context, timeout time.Duration, render func(ctx context.Context, frames, labels []string) ([]byte, error)) ([]byte, error) {
+	r.sheetMu.Lock()
+	if r.sheetDone {
+		defer r.sheetMu.Unlock()
+		return r.sheet, r.sheetErr
+	}
+	r.sheetMu.Unlock()
+	frames, labels := r.sheetInputs()
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	b, err := render(rctx, frames, labels)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	if err != nil {
+		err = Invalid(err)
+	}
+	r.sheetMu.Lock()
+	defer r.sheetMu.Unlock()
+	if !r.sheetDone {
+		r.sheet, r.sheetErr, r.sheetDone = b, err, true
+	}
+	return r.sheet, r.sheetErr
+}
+
+// frameOf is the store-relative frame of an index row whose episode
+// directory is dir: the row's image, re-rooted like dir (rows of earlier
+// lives are relative to their life), or dir/observation/image.png.
+func frameOf(row []byte, dir string) string {
+	r, err := episodes.ParseRow(row)
+	if err == nil && r.Image != "" {
+		img := path.Clean(r.Image)
+		if p := path.Clean(r.Path); r.Path != "" && strings.HasPrefix(img, p+"/") {
+			return path.Join(dir, strings.TrimPrefix(img, p+"/"))
+		}
+		if prefix, ok := strings.CutSuffix(path.Clean(dir), path.Clean(r.Path)); ok && r.Path != "" {
+			return path.Join(prefix, img)
+		}
+	}
+	return path.Join(dir, "observation", "image.png")
+}
+
+// QueryFunc runs one query: the matching index rows and their episode
+// directories, as Querier.Query of package fs returns them.
+type QueryFunc func(ctx context.Context, query string) (rows [][]byte, dirs []string, err error)
+
+// QueryCache runs queries and shares recent results. A result is valid
+// only while the index file is unchanged (inode, size, mtime) and for at
+// most queryCacheTTL, so results follow index.jsonl as it grows. Its
+// mutex is held only around map operations, never while a query runs.
+type QueryCache struct {
+	index   string // the index file whose state a result belongs to
+	timeout time.Duration
+	run     QueryFunc
+
+	mu  sync.Mutex
+	ent map[string]*queryEntry
+}
+
+// NewQueryCache returns a cache of the queries run answers, each under
+// timeout, valid while the file index (index.jsonl) is unchanged.
+func NewQueryCache(index string, timeout time.Duration, run QueryFunc) *QueryCache {
+	return &QueryCache{index: index, timeout: timeout, run: run, ent: map[string]*queryEntry{}}
+}
+
+// indexGen identifies the state of index.jsonl a result was computed at.
+type indexGen struct {
+	ino, size uint64
+	mtime     int64
+}
+
+func (c *QueryCache) indexGen() indexGen {
+	var st syscall.Stat_t
+	if err := syscall.Stat(c.index, &st); err != nil {
+		return indexGen{}
+	}
+	return indexGen{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano()}
+}
+
+// queryEntry is a cached or in-flight query run.
+type queryEntry struct {
+	gen  indexGen
+	done chan struct{} // closed when res/err are set
+	at   time.Time
+	res  *QueryResult
+	err  error
+}
+
+// Get returns the result of query, running it if no valid result is
+// cached. The query runs in its own goroutine under a context with the
+// cache's timeout; Get gives up at that deadline (an error wrapping
+// context.DeadlineExceeded) or when ctx is done, even if the query
+// ignores its context, so a stuck index never hangs a request. A
+// malformed query's error is Invalid.
+func (c *QueryCache) Get(ctx context.Context, query string) (*QueryResult, error) {
+	gen := c.indexGen()
+	c.mu.Lock()
+	e := c.ent[query]
+	if e != nil && e.gen == gen {
+		select {
+		case <-e.done:
+			if time.Since(e.at) <= queryCacheTTL {
+				c.mu.Unlock()
+				return e.res, e.err
+			}
+			e = nil
+		default: // in flight at the same generation: wait for it
+		}
+	} else {
+		e = nil
+	}
+	if e == nil {
+		e = &queryEntry{gen: gen, done: make(chan struct{})}
+		if len(c.ent) >= queryCacheMax {
+			for k, old := range c.ent {
+				select {
+				case <-old.done:
+					delete(c.ent, k)
+				default:
+				}
+			}
+		}
+		c.ent[query] = e
+		go c.runEntry(query, e)
+	}
+	c.mu.Unlock()
+
+	t := time.NewTimer(c.timeout + 100*time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-e.done:
+		return e.res, e.err
+	case <-t.C:
+		c.forget(query, e)
+		return nil, fmt.Errorf("query %q: no answer within %v: %w", query, c.timeout, context.DeadlineExceeded)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// forget drops e from the cache if it is still the entry for query, so
+// the next access runs the query again.
+func (c *QueryCache) forget(query string, e *queryEntry) {
+	c.mu.Lock()
+	if c.ent[query] == e {
+		delete(c.ent, query)
+	}
+	c.mu.Unlock()
+}
+
+func (c *QueryCache) runEntry(query string, e *queryEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	var res *QueryResult
+	rows, dirs, err := c.run(ctx, query)
+	switch {
+	case err == nil && len(rows) != len(dirs):
+		err = fmt.Errorf("query %q: the index returned %d rows but %d directories", query, len(rows), len(dirs))
+	case errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("query %q: no answer within %v: %w", query, c.timeout, err)
+	case err != nil:
+		err = Invalid(err)
+	default:
+		res = newQueryResult(rows, dirs)
+	}
+	e.res, e.err, e.at = res, err, time.Now()
+	close(e.done)
+	if errors.Is(err, context.DeadlineExceeded) {
+		c.forget(query, e) // a timeout is not an answer: do not cache it
+	}
+}
+
+// QueryReadme is q/README.md; views says whether sheet.png is served.
+func QueryReadme(grammar string, views bool) []byte {
+	var b bytes.Buffer
+	b.WriteString("# q/ — queries as directories\n\n")
+	b.WriteString("Any name under q/ is a query, run when you open it (it is not listed here).\n")
+	b.WriteString("Quote it in the shell: all space-separated terms must hold; results are in\n")
+	b.WriteString("chronological order and follow index.jsonl as it grows.\n\n")
+	b.WriteString("    cat 'q/tag:stuck last:5/count'\n")
+	b.WriteString("    jq -r .summary 'q/tag:stuck last:5/results.jsonl'\n")
+	b.WriteString("    ls -l 'q/tag:stuck last:5/'\n\n")
+	b.WriteString("q/<query>/ holds:\n\n")
+	b.WriteString("- results.jsonl: the matching index rows, verbatim, one per line\n")
+	b.WriteString("- count: the number of matches\n")
+	if views {
+		fmt.Fprintf(&b, "- sheet.png: a labelled contact sheet of the frames of the last %d matches\n", SheetMaxTiles)
+	}
+	b.WriteString("- one symlink per match to its episode directory: ep_000123 -> ../../episodes/ep_000123,\n")
+	b.WriteString("  and for an earlier life life_1.ep_000004 -> ../../previous/life_1/episodes/ep_000004\n\n")
+	b.WriteString("A malformed query fails with \"Invalid argument\" (EINVAL); /.errors says what was\n")
+	b.WriteString("wrong and what is accepted. An empty result is a count of 0. A query is one path\n")
+	b.WriteString("component: at most 255 bytes, no \"/\".\n")
+	if grammar != "" {
+		b.WriteString("\n## Grammar\n\n")
+		b.WriteString(strings.TrimRight(grammar, "\n"))
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
