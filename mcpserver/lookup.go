@@ -13,6 +13,7 @@ import (
 
 	"github.com/mfm-project/mfm/episodes"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/fs/content"
 	"github.com/mfm-project/mfm/view"
 )
 
@@ -203,13 +204,13 @@ func (s *server) lookupNow(rel, name string) (*entry, error) {
 	if name == "" {
 		e := &entry{rel: rel, isDir: true}
 		for _, n := range []string{"state.json", "frame.png"} {
-			if _, err := mfmfs.NowPath(s.cfg.Store, n); err == nil {
+			if _, err := content.NowPath(s.cfg.Store, n); err == nil {
 				e.names = append(e.names, n)
 			}
 		}
 		return e, nil
 	}
-	p, err := mfmfs.NowPath(s.cfg.Store, name)
+	p, err := content.NowPath(s.cfg.Store, name)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, notFound(rel, "now/ holds state.json and frame.png once the harness or an episode wrote them")
@@ -301,14 +302,14 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 	return nil, notFound(rel, fmt.Sprintf("q/%s/ holds count, results.jsonl, sheet.png and one entry per match (%d)", q, len(rows)))
 }
 
-// querySheet renders the contact sheet of the last mfmfs.SheetMaxTiles
+// querySheet renders the contact sheet of the last content.SheetMaxTiles
 // matches, as q/<query>/sheet.png.
 func (s *server) querySheet(ctx context.Context, rows [][]byte, dirs []string) ([]byte, error) {
 	if len(rows) == 0 {
 		return nil, errors.New("no matches: a sheet needs at least one")
 	}
 	var frames, labels []string
-	for i := max(0, len(rows)-mfmfs.SheetMaxTiles); i < len(rows); i++ {
+	for i := max(0, len(rows)-content.SheetMaxTiles); i < len(rows); i++ {
 		frames = append(frames, frameOf(rows[i], dirs[i]))
 		labels = append(labels, matchName(dirs[i]))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/examples/agent"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/fs/content"
 	"github.com/mfm-project/mfm/index/episodespy"
 )
 
@@ -202,7 +203,7 @@ func (s *server) readme(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("README.md: %w", err)
 	}
 	h := s.cfg.Hooks
-	o := mfmfs.ReadmeOptions{
+	o := content.ReadmeOptions{
 		Mountpoint:   MountPrefix,
 		ReadOnlyMine: s.cfg.ReadOnly,
 		Queries:      h.Querier != nil,
@@ -221,5 +222,5 @@ func (s *server) readme(ctx context.Context) ([]byte, error) {
 		}
 		o.Provenance = md
 	}
-	return mfmfs.Readme(st, o), nil
+	return content.Readme(st, o), nil
 }

@@ -8,14 +8,14 @@ import (
 	"sort"
 
 	"github.com/mfm-project/mfm/episodes"
-	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/fs/content"
 )
 
 // memoryStats computes the counts the generated README reports, reading
 // the store's files whole (the mount keeps running counts instead; a
 // README read over MCP is rare enough not to need them).
-func memoryStats(s *episodes.Store) (mfmfs.Stats, error) {
-	var st mfmfs.Stats
+func memoryStats(s *episodes.Store) (content.Stats, error) {
+	var st content.Stats
 	indexPath := s.Path(episodes.IndexFileName)
 	n, err := countLines(indexPath, nil)
 	if err != nil {
@@ -51,7 +51,7 @@ func memoryStats(s *episodes.Store) (mfmfs.Stats, error) {
 			return st, fmt.Errorf("read %s: %w", indexPath, err)
 		}
 	}
-	recent, err := mfmfs.TailRows(indexPath, 0, 200)
+	recent, err := content.TailRows(indexPath, 0, 200)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return st, err
 	}
@@ -75,7 +75,7 @@ func memoryStats(s *episodes.Store) (mfmfs.Stats, error) {
 		if err != nil {
 			return st, err
 		}
-		st.Previous = append(st.Previous, mfmfs.LifeStats{N: l.N, Episodes: n})
+		st.Previous = append(st.Previous, content.LifeStats{N: l.N, Episodes: n})
 	}
 	sort.Slice(st.Previous, func(i, j int) bool { return st.Previous[i].N < st.Previous[j].N })
 	st.Lives = len(prev) + 1
