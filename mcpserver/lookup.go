@@ -203,18 +203,28 @@ func isEpisodeDir(rel string) bool {
 func (s *server) lookupNow(rel, name string) (*entry, error) {
 	if name == "" {
 		e := &entry{rel: rel, isDir: true}
-		for _, n := range []string{"state.json", "frame.png"} {
-			if _, err := content.NowPath(s.cfg.Store, n); err == nil {
+		for _, n := range content.NowNames() {
+			if content.NowExists(s.cfg.Store, n) == nil {
 				e.names = append(e.names, n)
 			}
 		}
 		return e, nil
 	}
-	p, err := content.NowPath(s.cfg.Store, name)
-	if err != nil {
+	if err := content.NowExists(s.cfg.Store, name); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, notFound(rel, "now/ holds state.json and frame.png once the harness or an episode wrote them")
 		}
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	if name == episodes.NowStateName {
+		data, err := content.NowState(s.cfg.Store)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rel, err)
+		}
+		return &entry{rel: rel, data: data, gen: true}, nil
+	}
+	p, err := content.NowFramePath(s.cfg.Store)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
 	r, err := filepath.Rel(s.cfg.Store.Root, p)

@@ -51,7 +51,7 @@ func memoryStats(s *episodes.Store) (content.Stats, error) {
 			return st, fmt.Errorf("read %s: %w", indexPath, err)
 		}
 	}
-	recent, err := content.TailRows(indexPath, 0, 200)
+	recent, err := episodes.TailRows(indexPath, 0, 200)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return st, err
 	}

@@ -119,68 +119,34 @@ func TestStatsCache(t *testing.T) {
 	}
 }
 
-// TestTailRows: the last n well-formed rows, oldest first, up to an
-// offset; malformed and partial lines are skipped; a missing file is no rows.
-func TestTailRows(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "index.jsonl")
-	if rows, err := TailRows(p, 0, 3); err != nil || rows != nil {
-		t.Fatalf("missing file: %v, %v", rows, err)
-	}
-	var all strings.Builder
-	for i := 1; i <= 2000; i++ {
-		all.WriteString(indexRow(i))
-		if i == 1990 {
-			all.WriteString("not json\n\n")
-		}
-	}
-	appendFile(t, p, all.String())
-	end := int64(all.Len())
-	appendFile(t, p, `{"id": "ep_999999", "path"`) // a row being written
-	for _, c := range []struct {
-		end   int64
-		n     int
-		first string
-		last  string
-	}{
-		{0, 3, "ep_001998", "ep_002000"},
-		{end, 1, "ep_002000", "ep_002000"},
-		{0, 12, "ep_001989", "ep_002000"},
-		{int64(len(indexRow(1)) * 2), 5, "ep_000001", "ep_000002"},
-	} {
-		rows, err := TailRows(p, c.end, c.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rows) == 0 || rows[0].ID != c.first || rows[len(rows)-1].ID != c.last || len(rows) > c.n {
-			t.Errorf("TailRows(end %d, n %d): %d rows, want %s … %s", c.end, c.n, len(rows), c.first, c.last)
-		}
-	}
-}
-
-// TestNowPath: now/<name> when the harness wrote it, else the last
-// episode's file, else ErrNotExist.
-func TestNowPath(t *testing.T) {
+// TestNow: /now/ shows the harness's now/state.json when written, else
+// the last episode's state; the last episode's frame; nothing on an empty
+// store or for another name (the rule itself is episodes.FindLatestState's).
+func TestNow(t *testing.T) {
 	s := newStore(t)
-	if _, err := NowPath(s, "state.json"); !errors.Is(err, os.ErrNotExist) {
+	if err := NowExists(s, "state.json"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("empty store: %v, want ErrNotExist", err)
 	}
 	appendFile(t, s.Path(episodes.IndexFileName), indexRow(1)+indexRow(2))
-	appendFile(t, s.Path("episodes/ep_000002/state/state.json"), "{}")
+	appendFile(t, s.Path("episodes/ep_000002/state/state.json"), `{"step": 7}`)
 	appendFile(t, s.Path("episodes/ep_000002/observation/image.png"), "png")
-	for name, want := range map[string]string{
-		"state.json": s.Path("episodes/ep_000002/state/state.json"),
-		"frame.png":  s.Path("episodes/ep_000002/observation/image.png"),
-	} {
-		if got, err := NowPath(s, name); err != nil || got != want {
-			t.Errorf("NowPath(%s) = %q, %v; want the last episode's %q", name, got, err, want)
+	if got, err := NowFramePath(s); err != nil || got != s.Path("episodes/ep_000002/observation/image.png") {
+		t.Errorf("NowFramePath = %q, %v; want the last episode's frame", got, err)
+	}
+	if got, err := NowState(s); err != nil || !strings.Contains(string(got), `"step"`) || !strings.Contains(string(got), "7") {
+		t.Errorf("NowState = %s, %v; want the last episode's state (step 7)", got, err)
+	}
+	appendFile(t, s.Path(episodes.NowDir, "state.json"), `{"step": 9}`)
+	if got, err := NowState(s); err != nil || !strings.Contains(string(got), "9") {
+		t.Errorf("NowState = %s, %v; want now/state.json (step 9)", got, err)
+	}
+	for _, name := range NowNames() {
+		if err := NowExists(s, name); err != nil {
+			t.Errorf("NowExists(%s): %v", name, err)
 		}
 	}
-	appendFile(t, s.Path(episodes.NowDir, "state.json"), "{}")
-	if got, err := NowPath(s, "state.json"); err != nil || got != s.Path(episodes.NowDir, "state.json") {
-		t.Errorf("NowPath(state.json) = %q, %v; want now/state.json", got, err)
-	}
-	if _, err := NowPath(s, "other"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("NowPath(other): %v, want ErrNotExist", err)
+	if err := NowExists(s, "other"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("NowExists(other): %v, want ErrNotExist", err)
 	}
 	if got := NowNames(); strings.Join(got, ",") != "state.json,frame.png" {
 		t.Errorf("NowNames() = %v", got)
@@ -319,7 +285,7 @@ func TestQueryCache(t *testing.T) {
 		case "mismatch":
 			return [][]byte{[]byte("x")}, nil, nil
 		}
-		rows, err := TailRows(idx, 0, 100)
+		rows, err := episodes.TailRows(idx, 0, 100)
 		var out [][]byte
 		var dirs []string
 		for _, r := range rows {

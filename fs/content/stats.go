@@ -112,7 +112,7 @@ func (c *StatsCache) Get() (Stats, error) {
 		}, nil)
 	}
 	st.First = c.first
-	recent, err := TailRows(s.Path(episodes.IndexFileName), c.index.off, 200)
+	recent, err := episodes.TailRows(s.Path(episodes.IndexFileName), c.index.off, 200)
 	if err != nil {
 		return st, err
 	}
@@ -218,55 +218,6 @@ func (c *StatsCache) advance(lc *lineCounter, path string, each func([]byte)) er
 	}
 	lc.off = lastNL
 	return nil
-}
-
-// TailRows returns up to n well-formed index rows that end at or before
-// byte offset end of path (0 means the file's complete size), oldest
-// first, reading the file backwards so the cost does not grow with its
-// length.
-func TailRows(path string, end int64, n int) ([]episodes.Row, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("tail %s: %w", path, err)
-	}
-	defer f.Close()
-	if end <= 0 {
-		if end, err = episodes.CompleteSize(f); err != nil {
-			return nil, fmt.Errorf("tail %s: %w", path, err)
-		}
-	}
-	const chunk = 256 << 10
-	var data []byte
-	start := end
-	for start > 0 && bytes.Count(data, []byte{'\n'}) <= n {
-		from := max(start-chunk, 0)
-		buf := make([]byte, start-from)
-		if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("tail %s: %w", path, err)
-		}
-		data = append(buf, data...)
-		start = from
-	}
-	lines := bytes.Split(bytes.TrimSuffix(data, []byte{'\n'}), []byte{'\n'})
-	if start > 0 && len(lines) > 0 {
-		lines = lines[1:] // first one may be partial
-	}
-	var rows []episodes.Row
-	for _, l := range lines {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		if r, err := episodes.ParseRow(l); err == nil {
-			rows = append(rows, r)
-		}
-	}
-	if len(rows) > n {
-		rows = rows[len(rows)-n:]
-	}
-	return rows, nil
 }
 
 // cellKey extracts the "cell": [x, y, z] array of a grid row as a string
