@@ -50,9 +50,16 @@ type Feedback struct {
 	FirstStep  int64          `json:"first_step"`
 	LastStep   int64          `json:"last_step"`
 	Subgoal    string         `json:"subgoal,omitempty"` // goals.next of the start state, when recorded
+	Goal       string         `json:"goal,omitempty"`    // the plan's declared goal (action.json "goal"), when recorded
+	// SubgoalSource and SubgoalCheck say what y was checked against
+	// (CheckSuccess): a milestone, the plan's goal, the call's purpose, or
+	// the fallback.
+	SubgoalSource string `json:"subgoal_source"`
+	SubgoalCheck  string `json:"subgoal_check"`
+	Arrived       bool   `json:"arrived,omitempty"` // the call's notes say it reached its target
 	Call       string         `json:"call"`              // action_kind (procedure or raw keys)
 	Note       string         `json:"note,omitempty"`    // the row's note, else the outcome's first note
-	Success    bool           `json:"success"`
+	Success    bool           `json:"success"`            // y = CheckSuccess(z, s_post)
 	Verified   bool           `json:"verified"`             // success shown by a milestone, or an inventory gain when the call's notes do not say it failed its aim
 	AimFailed  string         `json:"aim_failed,omitempty"` // the call's own note saying it failed its aim (aimFailedWords), quoted
 	Aimed      []string       `json:"aimed,omitempty"`      // items the call aimed at (its arguments) or its own notes name as collected/obtained
@@ -174,6 +181,12 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 	var args map[string]any
 	if a, err := episodes.ReadAction(dir); err == nil {
 		args = a.Entry.Args
+		var g struct {
+			Goal string `json:"goal"`
+		}
+		if json.Unmarshal(a.Raw, &g) == nil {
+			f.Goal = strings.TrimSpace(g.Goal)
+		}
 	}
 	f.Aimed = aimedItems(args, own)
 	f.AimKnown = len(args) > 0 || len(own) > 0
@@ -184,6 +197,7 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 		text += " " + strings.ToLower(strings.Join(oc.Notes, " ")+" "+strings.Join(oc.Events, " "))
 	}
 	f.GUIOpen = contains(tags, "gui")
+	f.Arrived = anyWord(text, arrivedWords)
 	f.Failure = failureOf(f, tags, text)
 	gain, dv := 0, 0.0
 	for _, v := range f.InvDelta {
@@ -191,7 +205,10 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 		dv += math.Abs(float64(v))
 	}
 	f.Verified = len(f.Milestones) > 0 || gain > 0 && f.AimFailed == ""
-	f.Success = f.Failure == FailNone
+	f.Success, f.SubgoalSource, f.SubgoalCheck = CheckSuccess(&f, f.Goal, tr)
+	if !f.Success && f.Failure == FailNone {
+		f.Failure = FailSubgoalUnmet
+	}
 	pg := 0.0
 	if len(f.Milestones) > 0 {
 		pg = 1
@@ -344,13 +361,17 @@ func failureOf(f Feedback, tags []string, text string) string {
 		return FailNavStuck
 	case missingTool(text):
 		return FailMissingTool
-	case f.GUIOpen && len(f.InvDelta) == 0 && len(f.Milestones) == 0:
+	case f.GUIOpen && len(f.InvDelta) == 0 && len(f.Milestones) == 0 && !opensGUI(f.Call):
 		return FailGUI
 	case len(f.Changed) == 0 && !arrived:
 		return FailNoEffect
 	}
 	return FailNone
 }
+
+// opensGUI reports whether call's purpose is to open a GUI: a GUI open
+// afterwards is then its success, not a GUI failure.
+func opensGUI(call string) bool { return guiOpeners[call] }
 
 // Variance is Var(x) of the progress formula: the mean squared distance
 // of the positions from their mean (the trace of their covariance; for
