@@ -45,35 +45,35 @@ func DefaultConfig() Config {
 
 // Feedback is the Monitor's typed feedback for one episode.
 type Feedback struct {
-	Life       int            `json:"life"`
-	Episode    string         `json:"episode"`
-	FirstStep  int64          `json:"first_step"`
-	LastStep   int64          `json:"last_step"`
-	Subgoal    string         `json:"subgoal,omitempty"` // goals.next of the start state, when recorded
-	Goal       string         `json:"goal,omitempty"`    // the plan's declared goal (action.json "goal"), when recorded
+	Life      int    `json:"life"`
+	Episode   string `json:"episode"`
+	FirstStep int64  `json:"first_step"`
+	LastStep  int64  `json:"last_step"`
+	Subgoal   string `json:"subgoal,omitempty"` // goals.next of the start state, when recorded
+	Goal      string `json:"goal,omitempty"`    // the plan's declared goal (action.json "goal"), when recorded
 	// SubgoalSource and SubgoalCheck say what y was checked against
 	// (CheckSuccess): a milestone, the plan's goal, the call's purpose, or
 	// the fallback.
-	SubgoalSource string `json:"subgoal_source"`
-	SubgoalCheck  string `json:"subgoal_check"`
-	Arrived       bool   `json:"arrived,omitempty"` // the call's notes say it reached its target
-	Call       string         `json:"call"`              // action_kind (procedure or raw keys)
-	Note       string         `json:"note,omitempty"`    // the row's note, else the outcome's first note
-	Success    bool           `json:"success"`            // y = CheckSuccess(z, s_post)
-	Verified   bool           `json:"verified"`             // success shown by a milestone, or an inventory gain when the call's notes do not say it failed its aim
-	AimFailed  string         `json:"aim_failed,omitempty"` // the call's own note saying it failed its aim (aimFailedWords), quoted
-	Aimed      []string       `json:"aimed,omitempty"`      // items the call aimed at (its arguments) or its own notes name as collected/obtained
-	AimKnown   bool           `json:"aim_known,omitempty"`  // the call has arguments or notes of its own: the record says something of its aim
-	Moved      float64        `json:"moved"`
-	Pos        [3]float64     `json:"pos"`
-	InvDelta   map[string]int `json:"inventory_delta"`
-	Milestones []string       `json:"milestones"`
-	Changed    []string       `json:"changed"` // what the recorded state shows changed (Change* constants)
-	Failure    string         `json:"failure"`
-	Progress   float64        `json:"progress"`
-	Stagnant   bool           `json:"stagnant"`
-	GUIOpen    bool           `json:"gui_open"`
-	Previous   bool           `json:"previous,omitempty"` // the episode is in a frozen previous life
+	SubgoalSource string         `json:"subgoal_source"`
+	SubgoalCheck  string         `json:"subgoal_check"`
+	Arrived       bool           `json:"arrived,omitempty"`    // the call's notes say it reached its target
+	Call          string         `json:"call"`                 // action_kind (procedure or raw keys)
+	Note          string         `json:"note,omitempty"`       // the row's note, else the outcome's first note
+	Success       bool           `json:"success"`              // y = CheckSuccess(z, s_post)
+	Verified      bool           `json:"verified"`             // success shown by a milestone, or an inventory gain when the call's notes do not say it failed its aim
+	AimFailed     string         `json:"aim_failed,omitempty"` // the call's own note saying it failed its aim (aimFailedWords), quoted
+	Aimed         []string       `json:"aimed,omitempty"`      // items the call aimed at (its arguments) or its own notes name as collected/obtained
+	AimKnown      bool           `json:"aim_known,omitempty"`  // the call has arguments or notes of its own: the record says something of its aim
+	Moved         float64        `json:"moved"`
+	Pos           [3]float64     `json:"pos"`
+	InvDelta      map[string]int `json:"inventory_delta"`
+	Milestones    []string       `json:"milestones"`
+	Changed       []string       `json:"changed"` // what the recorded state shows changed (Change* constants)
+	Failure       string         `json:"failure"`
+	Progress      float64        `json:"progress"`
+	Stagnant      bool           `json:"stagnant"`
+	GUIOpen       bool           `json:"gui_open"`
+	Previous      bool           `json:"previous,omitempty"` // the episode is in a frozen previous life
 }
 
 func (f Feedback) ref() Ref { return Ref{Life: f.Life, ID: f.Episode, Previous: f.Previous} }
