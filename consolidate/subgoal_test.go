@@ -1,7 +1,10 @@
 package consolidate
 
 import (
+	"fmt"
+	"math"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -128,6 +131,45 @@ func TestCheckSuccessRules(t *testing.T) {
 		y, source, check := CheckSuccess(&f, c.goal, trace{end: c.end})
 		if y != c.y || source != c.source || check == "" {
 			t.Errorf("%s: y %v source %q check %q, want y %v source %q", c.name, y, source, check, c.y, c.source)
+		}
+	}
+}
+
+// Eq. 5 over all failures in the window, worked by hand with h = 5,
+// η = 0.6: five episodes of one life, failures of four different types
+// around one success, none stagnant (p = 0.3 ≥ εp). At ep 4 three of the
+// last five failed (NAV_STUCK, DAMAGE, MISSING_TOOL): 3/5 = 0.6 ≥ η, a
+// remedy; at ep 5 four: 0.8, a remedy. At eps 1 and 2 the rate is 1/5 and
+// 2/5: none. Counting only failures of the same type (each type once)
+// would give 1/5 everywhere and no remedy at all. A stagnant failure
+// alone (ep 1 of life 2) makes one whatever the rate.
+func TestRemedyTriggerEq5(t *testing.T) {
+	ep := func(life int, id, call, failure string, stagnant bool) Feedback {
+		return Feedback{Life: life, Episode: id, Call: call, Failure: failure, Success: failure == "", Progress: 0.3, Stagnant: stagnant}
+	}
+	fb := []Feedback{
+		ep(1, "ep_000001", "go_to", FailNavStuck, false),
+		ep(1, "ep_000002", "attack", FailDamage, false),
+		ep(1, "ep_000003", "look_at", "", false),
+		ep(1, "ep_000004", "craft", FailMissingTool, false),
+		ep(1, "ep_000005", "use", FailGUI, false),
+		ep(2, "ep_000001", "go_to", FailNoEffect, true),
+	}
+	cfg := DefaultConfig()
+	cfg.H, cfg.Eta = 5, 0.6
+	var got []string
+	for _, c := range Induce(fb, cfg) {
+		if c.Kind == KindRemedy {
+			got = append(got, fmt.Sprintf("%d/%s %s", c.Support[0].Life, c.Support[0].ID, c.FailureType))
+		}
+	}
+	want := []string{"1/ep_000004 MISSING_TOOL", "1/ep_000005 GUI_FAILURE", "2/ep_000001 NO_EFFECT"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("remedies at %q, want %q", got, want)
+	}
+	for i, w := range []float64{0.2, 0.4, 0.4, 0.6, 0.8, 0.2} {
+		if _, r := FailureRate(fb, i, 5); math.Abs(r-w) > 1e-9 {
+			t.Errorf("rate at %d = %v, want %v", i, r, w)
 		}
 	}
 }
