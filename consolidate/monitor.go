@@ -36,6 +36,9 @@ type Config struct {
 	H                         int     // window of episodes for the failure rate
 	Eta                       float64 // failure rate that triggers a remedy
 	MinRun                    int     // consecutive verified successes that make a skill
+	// StaticK freezes the persistent knowledge store (the paper's Static
+	// Store ablation): it is read and checked against, never changed.
+	StaticK bool
 }
 
 // DefaultConfig returns the documented defaults.
