@@ -87,7 +87,10 @@ func ContextMatch(c *Candidate, st StateFields) string {
 		case "gui_open":
 			ok = v == fmt.Sprint(st.GUIOpen)
 		case "item":
-			ok = itemAimed(v, st.Items) || contains(st.Items, v)
+			ok = false
+			for _, it := range st.Items {
+				ok = ok || itemAimed(it, []string{v})
+			}
 		}
 		if !ok {
 			return k
