@@ -174,6 +174,8 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 		f.Moved = math.Round(math.Hypot(next.X-r.X, next.Z-r.Z)*100) / 100
 	}
 	tr := traceOf(r, start, oc.EndState, readSteps(dir), next, nextStart)
+	tags := append(append([]string(nil), r.Tags...), oc.Tags...)
+	f.GUIOpen = contains(tags, "gui")
 	f.Changed = changesOf(f, r, oc, tr)
 
 	// The call's own notes (not another procedure's or the governor's):
@@ -194,12 +196,10 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 	f.Aimed = aimedItems(args, own)
 	f.AimKnown = len(args) > 0 || len(own) > 0
 
-	tags := append(append([]string(nil), r.Tags...), oc.Tags...)
 	text := strings.ToLower(r.Note + " " + strings.Join(r.Events, " "))
 	if haveOutcome {
 		text += " " + strings.ToLower(strings.Join(oc.Notes, " ")+" "+strings.Join(oc.Events, " "))
 	}
-	f.GUIOpen = contains(tags, "gui")
 	f.Arrived = anyWord(text, arrivedWords)
 	f.Failure = failureOf(f, tags, text)
 	gain, dv := 0, 0.0
@@ -336,6 +336,10 @@ func changesOf(f Feedback, r episodes.Row, oc *episodes.Outcome, tr trace) []str
 		changed = append(changed, ChangeMainhand)
 	}
 	if start != nil && end != nil && start.GUIOpen != nil && end.GUIOpen != nil && *start.GUIOpen != *end.GUIOpen {
+		changed = append(changed, ChangeGUI)
+	} else if opensGUI(f.Call) && f.GUIOpen && (start == nil || start.GUIOpen == nil || !*start.GUIOpen) {
+		// A GUI opener tagged with an open GUI, from a state without one
+		// (the end state not recording gui_open): it opened.
 		changed = append(changed, ChangeGUI)
 	}
 	if len(f.Milestones) > 0 {
