@@ -173,8 +173,11 @@ func Induce(fb []Feedback, cfg Config) []Candidate {
 		c := Candidate{Kind: KindRemedy, Source: "inducer", FailureType: f.Failure,
 			Trigger: map[string]string{"call": f.Call, "failure": f.Failure}, Support: []Ref{f.ref()}, SupportCount: 1}
 		c.Name = strings.ToLower(f.Failure) + "_after_" + f.Call
-		c.Risk = fmt.Sprintf("%s failed with %s; %d of the last %d episodes failed (rate %.2f ≥ η %.2f: %v; progress %.3f, stagnant %v)",
-			f.Call, f.Failure, failed, h, rate, cfg.Eta, rate >= cfg.Eta, f.Progress, f.Stagnant)
+		why := fmt.Sprintf("rate %.2f ≥ η %.2f", rate, cfg.Eta)
+		if rate < cfg.Eta {
+			why = fmt.Sprintf("stagnant: progress %.3f < εp %.2f", f.Progress, cfg.EpsP)
+		}
+		c.Risk = fmt.Sprintf("%s failed with %s; %d of the last %d episodes failed (%s)", f.Call, f.Failure, failed, h, why)
 		if f.Note != "" {
 			c.Risk += fmt.Sprintf("; %s: %q", f.Episode, clip(f.Note, 120))
 		}
