@@ -285,3 +285,43 @@ func appendEpisodes(t *testing.T, s *episodes.Store, first int, eps []aimEp) {
 		}
 	}
 }
+
+// ParseK never panics; what it accepts writes back to JSON it accepts
+// again, with the same entries.
+func FuzzParseK(f *testing.F) {
+	f.Add([]byte(`{"version": 1, "entries": []}`))
+	f.Add([]byte(`{"version": 1, "entries": [{"id": "skill-a-000000", "kind": "skill", "state": "active", "trigger": {"item": "log"}, "support": [{"life": 1, "id": "ep_000001"}], "confidence": 0.5}]}`))
+	f.Add([]byte(`{"version": 2}`))
+	f.Add([]byte(`{not json`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, err := ParseK(b, "fuzz")
+		if err != nil {
+			return
+		}
+		k2, err := ParseK(KJSON(k), "fuzz")
+		if err != nil {
+			t.Fatalf("K written back is not accepted: %v", err)
+		}
+		if len(k2.Entries) != len(k.Entries) {
+			t.Fatalf("%d entries read back, want %d", len(k2.Entries), len(k.Entries))
+		}
+	})
+}
+
+// A plan's declared goal of any form never panics the check, and one of
+// no known form falls through to the call's purpose.
+func FuzzCheckGoal(f *testing.F) {
+	for _, g := range []string{"milestone water_1", "inv_ge cobblestone 3", "inv_ge x -1", "gui_open true", "log", "", "a b c d"} {
+		f.Add(g)
+	}
+	f.Fuzz(func(t *testing.T, goal string) {
+		fb := Feedback{Call: "harvest_tree", InvDelta: map[string]int{"oak_log": 1}, Milestones: []string{}}
+		_, source, check := CheckSuccess(&fb, goal, trace{})
+		if source != SubgoalPlan && source != SubgoalPurpose {
+			t.Fatalf("goal %q: source %q", goal, source)
+		}
+		if check == "" {
+			t.Fatalf("goal %q: no check stated", goal)
+		}
+	})
+}
