@@ -516,9 +516,6 @@ func ComputeLLM(ctx context.Context, s *episodes.Store, cfg Config, l LLM) (*Res
 	if err != nil {
 		return nil, err
 	}
-	if res, err = withUsage(s, res); err != nil {
-		return nil, err
-	}
 	ans, err = l.Run(ctx, CuratePrompt(res.Accepted))
 	if err != nil {
 		return nil, fmt.Errorf("curate: %w", err)
@@ -556,5 +553,5 @@ func ComputeLLM(ctx context.Context, s *episodes.Store, cfg Config, l LLM) (*Res
 	if err := res.evolve(s, cfg, time.Now()); err != nil {
 		return nil, err
 	}
-	return res, nil
+	return withUsage(s, res)
 }
