@@ -1,6 +1,8 @@
 package consolidate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"sort"
@@ -32,6 +34,80 @@ func Curate(cands []Candidate, known map[string]bool) (accepted, rejected []Cand
 type Knowledge struct {
 	Steps    map[string]bool // atoms and procedures a step may name
 	Episodes map[string]bool // "LIFE/ep_NNNNNN" of every recorded episode; nil: not checked
+	// States are the trigger-field values of each recorded episode's
+	// state (EpisodeStates), by EpisodeKey: ContextMatch checks a
+	// candidate's trigger against the state it would be used in. nil: not checked.
+	States map[string]StateFields
+	// K are the active entries of the persistent knowledge store: a
+	// candidate for the trigger of one of at least its confidence, with
+	// other content, conflicts with it (eq. 6's C_conflict(k, K)).
+	K []Candidate
+}
+
+// StateFields are a state's values of the trigger fields (TriggerFields);
+// "item" holds every item the state names, space-separated in Items.
+type StateFields struct {
+	Subgoal string   `json:"subgoal,omitempty"`
+	Call    string   `json:"call"`
+	Failure string   `json:"failure,omitempty"`
+	GUIOpen bool     `json:"gui_open"`
+	Items   []string `json:"items,omitempty"`
+}
+
+// EpisodeStates are the trigger-field values of each episode of fb (by
+// EpisodeKey): its subgoal (goals.next), its call, its failure, whether a
+// GUI was open, and the items its inventory change and aim name.
+func EpisodeStates(fb []Feedback) map[string]StateFields {
+	m := map[string]StateFields{}
+	for _, f := range fb {
+		st := StateFields{Subgoal: f.Subgoal, Call: f.Call, Failure: f.Failure, GUIOpen: f.GUIOpen}
+		for _, it := range sortedKeys(f.InvDelta) {
+			st.Items = append(st.Items, it)
+		}
+		st.Items = append(st.Items, f.Aimed...)
+		m[EpisodeKey(f.Life, f.Episode)] = st
+	}
+	return m
+}
+
+// ContextMatch is eq. 6's V_match against a state: every trigger field of
+// c has the value st has (item: one of st's items). It returns the first
+// field that does not match, or "".
+func ContextMatch(c *Candidate, st StateFields) string {
+	for _, k := range sortedTrig(c.Trigger) {
+		v := c.Trigger[k]
+		ok := true
+		switch k {
+		case "subgoal":
+			ok = v == st.Subgoal
+		case "call":
+			ok = v == st.Call
+		case "failure":
+			ok = v == st.Failure
+		case "gui_open":
+			ok = v == fmt.Sprint(st.GUIOpen)
+		case "item":
+			ok = false
+			for _, it := range st.Items {
+				ok = ok || itemAimed(it, []string{v})
+			}
+		}
+		if !ok {
+			return k
+		}
+	}
+	return ""
+}
+
+// usedIn is the state a candidate would be used in: that of its first
+// supporting episode (a remedy's failure, a skill's first step).
+func usedIn(c *Candidate, states map[string]StateFields) (StateFields, Ref, bool) {
+	for _, r := range c.Support {
+		if st, ok := states[EpisodeKey(r.Life, r.ID)]; ok {
+			return st, r, true
+		}
+	}
+	return StateFields{}, Ref{}, false
 }
 
 // EpisodeKey is a supporting episode's key in Knowledge.Episodes.
@@ -115,9 +191,25 @@ func CurateWith(cands []Candidate, k Knowledge) (accepted, rejected []Candidate)
 				}
 			}
 		}
+		if reason == "" && k.States != nil {
+			if st, r, ok := usedIn(c, k.States); ok {
+				if field := ContextMatch(c, st); field != "" {
+					reason = fmt.Sprintf("trigger does not match the state it would be used in: %s=%q, but %s's state has %s",
+						field, c.Trigger[field], RefString(r), stateValue(st, field))
+				}
+			}
+		}
 		if reason == "" {
 			if o, ok := byTrigger[c.triggerKey()]; ok {
 				reason = fmt.Sprintf("conflicts with %s (confidence %.3f ≥ %.3f) for the same trigger", o.ID, o.Confidence, c.Confidence)
+			}
+		}
+		if reason == "" {
+			for _, o := range k.K {
+				if o.triggerKey() == c.triggerKey() && o.key() != c.key() && o.Confidence >= c.Confidence {
+					reason = fmt.Sprintf("conflicts with %s of the knowledge store (confidence %.3f ≥ %.3f) for the same trigger", o.ID, o.Confidence, c.Confidence)
+					break
+				}
 			}
 		}
 		if reason != "" {
@@ -129,7 +221,53 @@ func CurateWith(cands []Candidate, k Knowledge) (accepted, rejected []Candidate)
 		byTrigger[c.triggerKey()] = c
 		accepted = append(accepted, *c)
 	}
-	return accepted, append(rejected, pre...)
+	rejected = append(rejected, pre...)
+	uniqueIDs(accepted, rejected)
+	return accepted, rejected
+}
+
+// uniqueIDs gives every rejected candidate an id (its file name) no
+// accepted one and no other rejected one has: a rejected candidate with
+// the key of an accepted one (a run the Inducer rejected beside one it
+// kept) gets "-rejected-" and a hash of its reason and support.
+func uniqueIDs(accepted, rejected []Candidate) {
+	used := map[string]bool{}
+	for _, c := range accepted {
+		used[c.ID] = true
+	}
+	for i := range rejected {
+		c := &rejected[i]
+		if !used[c.ID] {
+			used[c.ID] = true
+			continue
+		}
+		h := sha256.New()
+		fmt.Fprintf(h, "%s|%v", c.Reason, c.Support)
+		base := c.ID + "-rejected-" + hex.EncodeToString(h.Sum(nil)[:3])
+		id := base
+		for n := 2; used[id]; n++ {
+			id = fmt.Sprintf("%s-%d", base, n)
+		}
+		c.ID = id
+		used[id] = true
+	}
+}
+
+// stateValue is st's value of a trigger field, quoted.
+func stateValue(st StateFields, field string) string {
+	switch field {
+	case "subgoal":
+		return fmt.Sprintf("%q", st.Subgoal)
+	case "call":
+		return fmt.Sprintf("%q", st.Call)
+	case "failure":
+		return fmt.Sprintf("%q", st.Failure)
+	case "gui_open":
+		return fmt.Sprintf("%q", fmt.Sprint(st.GUIOpen))
+	case "item":
+		return fmt.Sprintf("items %q", st.Items)
+	}
+	return "no such field"
 }
 
 // validate returns why c is not acceptable, or "".

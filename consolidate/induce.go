@@ -131,8 +131,9 @@ func sanitize(s string) string {
 }
 
 // Induce proposes skills from runs of at least cfg.MinRun consecutive
-// verified successes and remedies from failure types whose rate over the
-// last cfg.H episodes reaches cfg.Eta, or from stagnant episodes.
+// verified successes and remedies (eq. 5) at failed episodes where the
+// share of failed episodes, of any type, over the last cfg.H reaches
+// cfg.Eta, or the episode is stagnant.
 // Duplicates are not merged here (the Curator does).
 func Induce(fb []Feedback, cfg Config) []Candidate {
 	var out []Candidate
@@ -159,31 +160,24 @@ func Induce(fb []Feedback, cfg Config) []Candidate {
 	flush(run)
 	out = append(out, aimFailedRuns(fb, cfg)...)
 
-	// Remedies.
+	// Remedies: eq. 5 at every failed episode i.
 	h := max(cfg.H, 1)
 	for i, f := range fb {
-		if f.Failure == FailNone {
+		if f.Success || f.Failure == FailNone {
 			continue
 		}
-		lo := max(0, i-h+1)
-		n, same := 0, 0
-		for j := lo; j <= i; j++ {
-			if fb[j].Life != f.Life {
-				continue
-			}
-			n++
-			if fb[j].Failure == f.Failure {
-				same++
-			}
-		}
-		rate := float64(same) / float64(n)
+		failed, rate := FailureRate(fb, i, h)
 		if rate < cfg.Eta && !f.Stagnant {
 			continue
 		}
 		c := Candidate{Kind: KindRemedy, Source: "inducer", FailureType: f.Failure,
 			Trigger: map[string]string{"call": f.Call, "failure": f.Failure}, Support: []Ref{f.ref()}, SupportCount: 1}
 		c.Name = strings.ToLower(f.Failure) + "_after_" + f.Call
-		c.Risk = fmt.Sprintf("%s failed with %s in %d of the last %d episodes (rate %.2f, progress %.3f)", f.Call, f.Failure, same, n, rate, f.Progress)
+		why := fmt.Sprintf("rate %.2f ≥ η %.2f", rate, cfg.Eta)
+		if rate < cfg.Eta {
+			why = fmt.Sprintf("stagnant: progress %.3f < εp %.2f", f.Progress, cfg.EpsP)
+		}
+		c.Risk = fmt.Sprintf("%s failed with %s; %d of the last %d episodes failed (%s)", f.Call, f.Failure, failed, h, why)
 		if f.Note != "" {
 			c.Risk += fmt.Sprintf("; %s: %q", f.Episode, clip(f.Note, 120))
 		}
@@ -195,6 +189,21 @@ func Induce(fb []Feedback, cfg Config) []Candidate {
 	}
 	Annotate(out, fb, cfg)
 	return out
+}
+
+// FailureRate is eq. 5's left side at episode i: (1/h)·Σ I[y_j = 0] over
+// j = i-h+1..i, the episodes of i's life in that window (fewer than h at
+// the start of a life count as they are, still over h). It returns the
+// number of failed episodes and the rate.
+func FailureRate(fb []Feedback, i, h int) (int, float64) {
+	h = max(h, 1)
+	failed := 0
+	for j := max(0, i-h+1); j <= i; j++ {
+		if fb[j].Life == fb[i].Life && !fb[j].Success {
+			failed++
+		}
+	}
+	return failed, float64(failed) / float64(h)
 }
 
 // skillOf builds the skill candidate of run. Its verification is the

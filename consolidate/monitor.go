@@ -36,6 +36,9 @@ type Config struct {
 	H                         int     // window of episodes for the failure rate
 	Eta                       float64 // failure rate that triggers a remedy
 	MinRun                    int     // consecutive verified successes that make a skill
+	// StaticK freezes the persistent knowledge store (the paper's Static
+	// Store ablation): it is read and checked against, never changed.
+	StaticK bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -45,28 +48,35 @@ func DefaultConfig() Config {
 
 // Feedback is the Monitor's typed feedback for one episode.
 type Feedback struct {
-	Life       int            `json:"life"`
-	Episode    string         `json:"episode"`
-	FirstStep  int64          `json:"first_step"`
-	LastStep   int64          `json:"last_step"`
-	Subgoal    string         `json:"subgoal,omitempty"` // goals.next of the start state, when recorded
-	Call       string         `json:"call"`              // action_kind (procedure or raw keys)
-	Note       string         `json:"note,omitempty"`    // the row's note, else the outcome's first note
-	Success    bool           `json:"success"`
-	Verified   bool           `json:"verified"`             // success shown by a milestone, or an inventory gain when the call's notes do not say it failed its aim
-	AimFailed  string         `json:"aim_failed,omitempty"` // the call's own note saying it failed its aim (aimFailedWords), quoted
-	Aimed      []string       `json:"aimed,omitempty"`      // items the call aimed at (its arguments) or its own notes name as collected/obtained
-	AimKnown   bool           `json:"aim_known,omitempty"`  // the call has arguments or notes of its own: the record says something of its aim
-	Moved      float64        `json:"moved"`
-	Pos        [3]float64     `json:"pos"`
-	InvDelta   map[string]int `json:"inventory_delta"`
-	Milestones []string       `json:"milestones"`
-	Changed    []string       `json:"changed"` // what the recorded state shows changed (Change* constants)
-	Failure    string         `json:"failure"`
-	Progress   float64        `json:"progress"`
-	Stagnant   bool           `json:"stagnant"`
-	GUIOpen    bool           `json:"gui_open"`
-	Previous   bool           `json:"previous,omitempty"` // the episode is in a frozen previous life
+	Life      int    `json:"life"`
+	Episode   string `json:"episode"`
+	FirstStep int64  `json:"first_step"`
+	LastStep  int64  `json:"last_step"`
+	Subgoal   string `json:"subgoal,omitempty"` // goals.next of the start state, when recorded
+	Goal      string `json:"goal,omitempty"`    // the plan's declared goal (action.json "goal"), when recorded
+	// SubgoalSource and SubgoalCheck say what y was checked against
+	// (CheckSuccess): a milestone, the plan's goal, the call's purpose, or
+	// the fallback.
+	SubgoalSource string         `json:"subgoal_source"`
+	SubgoalCheck  string         `json:"subgoal_check"`
+	Arrived       bool           `json:"arrived,omitempty"`    // the call's notes say it reached its target
+	Call          string         `json:"call"`                 // action_kind (procedure or raw keys)
+	Note          string         `json:"note,omitempty"`       // the row's note, else the outcome's first note
+	Success       bool           `json:"success"`              // y = CheckSuccess(z, s_post)
+	Verified      bool           `json:"verified"`             // success shown by a milestone, or an inventory gain when the call's notes do not say it failed its aim
+	AimFailed     string         `json:"aim_failed,omitempty"` // the call's own note saying it failed its aim (aimFailedWords), quoted
+	Aimed         []string       `json:"aimed,omitempty"`      // items the call aimed at (its arguments) or its own notes name as collected/obtained
+	AimKnown      bool           `json:"aim_known,omitempty"`  // the call has arguments or notes of its own: the record says something of its aim
+	Moved         float64        `json:"moved"`
+	Pos           [3]float64     `json:"pos"`
+	InvDelta      map[string]int `json:"inventory_delta"`
+	Milestones    []string       `json:"milestones"`
+	Changed       []string       `json:"changed"` // what the recorded state shows changed (Change* constants)
+	Failure       string         `json:"failure"`
+	Progress      float64        `json:"progress"`
+	Stagnant      bool           `json:"stagnant"`
+	GUIOpen       bool           `json:"gui_open"`
+	Previous      bool           `json:"previous,omitempty"` // the episode is in a frozen previous life
 }
 
 func (f Feedback) ref() Ref { return Ref{Life: f.Life, ID: f.Episode, Previous: f.Previous} }
@@ -164,6 +174,8 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 		f.Moved = math.Round(math.Hypot(next.X-r.X, next.Z-r.Z)*100) / 100
 	}
 	tr := traceOf(r, start, oc.EndState, readSteps(dir), next, nextStart)
+	tags := append(append([]string(nil), r.Tags...), oc.Tags...)
+	f.GUIOpen = contains(tags, "gui")
 	f.Changed = changesOf(f, r, oc, tr)
 
 	// The call's own notes (not another procedure's or the governor's):
@@ -174,16 +186,21 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 	var args map[string]any
 	if a, err := episodes.ReadAction(dir); err == nil {
 		args = a.Entry.Args
+		var g struct {
+			Goal string `json:"goal"`
+		}
+		if json.Unmarshal(a.Raw, &g) == nil {
+			f.Goal = strings.TrimSpace(g.Goal)
+		}
 	}
 	f.Aimed = aimedItems(args, own)
 	f.AimKnown = len(args) > 0 || len(own) > 0
 
-	tags := append(append([]string(nil), r.Tags...), oc.Tags...)
 	text := strings.ToLower(r.Note + " " + strings.Join(r.Events, " "))
 	if haveOutcome {
 		text += " " + strings.ToLower(strings.Join(oc.Notes, " ")+" "+strings.Join(oc.Events, " "))
 	}
-	f.GUIOpen = contains(tags, "gui")
+	f.Arrived = anyWord(text, arrivedWords)
 	f.Failure = failureOf(f, tags, text)
 	gain, dv := 0, 0.0
 	for _, v := range f.InvDelta {
@@ -191,7 +208,10 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 		dv += math.Abs(float64(v))
 	}
 	f.Verified = len(f.Milestones) > 0 || gain > 0 && f.AimFailed == ""
-	f.Success = f.Failure == FailNone
+	f.Success, f.SubgoalSource, f.SubgoalCheck = CheckSuccess(&f, f.Goal, tr)
+	if !f.Success && f.Failure == FailNone {
+		f.Failure = FailSubgoalUnmet
+	}
 	pg := 0.0
 	if len(f.Milestones) > 0 {
 		pg = 1
@@ -317,6 +337,10 @@ func changesOf(f Feedback, r episodes.Row, oc *episodes.Outcome, tr trace) []str
 	}
 	if start != nil && end != nil && start.GUIOpen != nil && end.GUIOpen != nil && *start.GUIOpen != *end.GUIOpen {
 		changed = append(changed, ChangeGUI)
+	} else if opensGUI(f.Call) && f.GUIOpen && (start == nil || start.GUIOpen == nil || !*start.GUIOpen) {
+		// A GUI opener tagged with an open GUI, from a state without one
+		// (the end state not recording gui_open): it opened.
+		changed = append(changed, ChangeGUI)
 	}
 	if len(f.Milestones) > 0 {
 		changed = append(changed, ChangeMilestone)
@@ -344,13 +368,17 @@ func failureOf(f Feedback, tags []string, text string) string {
 		return FailNavStuck
 	case missingTool(text):
 		return FailMissingTool
-	case f.GUIOpen && len(f.InvDelta) == 0 && len(f.Milestones) == 0:
+	case f.GUIOpen && len(f.InvDelta) == 0 && len(f.Milestones) == 0 && !opensGUI(f.Call):
 		return FailGUI
 	case len(f.Changed) == 0 && !arrived:
 		return FailNoEffect
 	}
 	return FailNone
 }
+
+// opensGUI reports whether call's purpose is to open a GUI: a GUI open
+// afterwards is then its success, not a GUI failure.
+func opensGUI(call string) bool { return guiOpeners[call] }
 
 // Variance is Var(x) of the progress formula: the mean squared distance
 // of the positions from their mean (the trace of their covariance; for

@@ -33,6 +33,19 @@ type Result struct {
 	Rejected []Candidate
 	Digest   []byte
 	Notes    []string // warnings to show (e.g. from the language-model step)
+	// K is the persistent knowledge store after this pass: read from
+	// mine/knowledge/, evolved by the accepted and rejected candidates
+	// (Evolve) unless Config.StaticK freezes it. KChanges says what changed.
+	K        *K
+	KChanges []string
+}
+
+// Knowledge returns what a retrieval chooses from: K's active entries.
+func (r *Result) Knowledge() []Candidate {
+	if r.K == nil {
+		return r.Accepted
+	}
+	return r.K.Active()
 }
 
 // Marker records where the last consolidation ended (.mfm/consolidate/state.json).
@@ -70,6 +83,9 @@ func KnownEpisodes(fb []Feedback) map[string]bool {
 // Compute runs Monitor, Inducer and Curator over s without writing
 // anything. extra are candidates from elsewhere (a language model).
 // Accepted entries carry their usage history (usage.jsonl).
+//
+// K is read from mine/knowledge/ and evolved in the result (Result.K),
+// not written: WriteK stores it.
 func Compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) {
 	res, err := compute(s, cfg, extra)
 	if err != nil {
@@ -80,16 +96,54 @@ func Compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) 
 
 // compute is Compute without the usage history.
 func compute(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) {
+	res, err := curated(s, cfg, extra)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.evolve(s, cfg, time.Now()); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// curated runs Monitor, Inducer and Curator, the Curator checking
+// against the recorded states and the persistent K as read; Result.K is
+// that K, not yet evolved.
+func curated(s *episodes.Store, cfg Config, extra []Candidate) (*Result, error) {
 	fb, err := Monitor(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	k, err := ReadK(s)
 	if err != nil {
 		return nil, err
 	}
 	extra = append([]Candidate(nil), extra...)
 	Annotate(extra, fb, cfg)
 	cands := append(Induce(fb, cfg), extra...)
-	acc, rej := CurateWith(cands, Knowledge{Steps: Known(s, fb), Episodes: KnownEpisodes(fb)})
+	acc, rej := CurateWith(cands, Knowledge{Steps: Known(s, fb), Episodes: KnownEpisodes(fb), States: EpisodeStates(fb), K: k.Active()})
 	m, _ := ReadMarker(s)
-	return &Result{Feedback: fb, Accepted: acc, Rejected: rej, Digest: Digest(fb, m)}, nil
+	return &Result{Feedback: fb, Accepted: acc, Rejected: rej, Digest: Digest(fb, m), K: k}, nil
+}
+
+// evolve replaces r.K by its evolution with r's candidates (Evolve),
+// unless cfg.StaticK.
+func (r *Result) evolve(s *episodes.Store, cfg Config, now time.Time) error {
+	if cfg.StaticK {
+		return nil
+	}
+	recs, err := ReadUsage(s)
+	if err != nil {
+		return err
+	}
+	retrieved := map[string]int{}
+	for _, u := range recs {
+		for _, id := range u.IDs {
+			retrieved[id]++
+		}
+	}
+	r.K, r.KChanges = Evolve(r.K, r.Accepted, r.Rejected, KnownEpisodes(r.Feedback), retrieved, now)
+	return nil
 }
 
 // withUsage returns a copy of res whose accepted entries carry the usage history.
@@ -458,7 +512,7 @@ func ComputeLLM(ctx context.Context, s *episodes.Store, cfg Config, l LLM) (*Res
 			c.Support[j].ID = normID(c.Support[j].ID)
 		}
 	}
-	res, err := Compute(s, cfg, extra)
+	res, err := curated(s, cfg, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -492,8 +546,12 @@ func ComputeLLM(ctx context.Context, s *episodes.Store, cfg Config, l LLM) (*Res
 		keep = append(keep, c)
 	}
 	res.Accepted = keep
+	uniqueIDs(res.Accepted, res.Rejected)
 	for _, id := range sortedTrig(why) {
 		res.Notes = append(res.Notes, fmt.Sprintf("llm curator rejected %q, which is not an accepted entry: ignored", id))
 	}
-	return res, nil
+	if err := res.evolve(s, cfg, time.Now()); err != nil {
+		return nil, err
+	}
+	return withUsage(s, res)
 }

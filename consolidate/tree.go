@@ -25,6 +25,8 @@ import (
 //	candidates/<id>.json    the same as JSON
 //	retrieve/<context>      budgeted retrieval for a context (see ParseContext)
 //	usage.jsonl             the retrieval history (.mfm/consolidate/usage.jsonl)
+//	knowledge.json          the persistent knowledge store K as this pass evolves it
+//	                        (mine/knowledge/knowledge.json is what was last written)
 //
 // Everything is computed from the store, and cached until what it was
 // computed from changes (see treeKey); the only write is a retrieval's
@@ -52,6 +54,7 @@ type treeKey struct {
 	prev   time.Time
 	procs  time.Time
 	marker time.Time
+	k      time.Time
 }
 
 func (t *Tree) treeKey() treeKey {
@@ -74,6 +77,7 @@ func (t *Tree) treeKey() treeKey {
 	k.prev = mod(t.Store.Path(episodes.PreviousDir))
 	k.procs = mod(t.Store.Path(episodes.MineDir, "procedures"))
 	k.marker = mod(t.Store.Path(Dir, "state.json"))
+	k.k = mod(t.Store.Path(filepath.FromSlash(KnowledgeFile)))
 	return k
 }
 
@@ -132,7 +136,7 @@ func (t *Tree) result() (*Result, error) {
 func (t *Tree) ReadDir(ctx context.Context, dir string) ([]string, error) {
 	switch strings.Trim(dir, "/") {
 	case "":
-		return []string{"candidates/", "digest.md", "feedback.jsonl", "retrieve/", "usage.jsonl"}, nil
+		return []string{"candidates/", "digest.md", "feedback.jsonl", "knowledge.json", "retrieve/", "usage.jsonl"}, nil
 	case "retrieve":
 		return []string{}, nil
 	case "candidates":
@@ -166,6 +170,8 @@ func (t *Tree) Open(ctx context.Context, path string) ([]byte, bool, error) {
 		return FeedbackJSONL(res.Feedback), false, nil
 	case p == "digest.md":
 		return res.Digest, false, nil
+	case p == "knowledge.json":
+		return KJSON(res.K), false, nil
 	case p == "usage.jsonl":
 		b, err := os.ReadFile(t.Store.Path(filepath.FromSlash(UsageFile)))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -194,7 +200,7 @@ func (t *Tree) Open(ctx context.Context, path string) ([]byte, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		got := Retrieve(res.Accepted, ctxt)
+		got := Retrieve(res.Knowledge(), ctxt)
 		out := RenderRetrieval(ctxt, got)
 		if err := t.logUsage(ctxt, got); err != nil {
 			out = append([]byte(fmt.Sprintf("(usage not recorded: %v)\n", err)), out...)

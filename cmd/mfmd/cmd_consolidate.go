@@ -14,15 +14,19 @@ func init() {
 	register(&command{
 		name:    "consolidate",
 		summary: "typed feedback, candidate skills and remedies, digest (docs/CONSOLIDATE.md)",
-		usage: "--store DIR [--apply] [--llm-cmd CMD [--llm-timeout D]] | --store DIR --retrieve CONTEXT\n\n" +
-			"Writes .mfm/consolidate/{feedback.jsonl,digest.md,rejected.jsonl,state.json,candidates/}.\n" +
+		usage: "--store DIR [--static-k] [--apply] [--llm-cmd CMD [--llm-timeout D]] | --store DIR [--static-k] --retrieve CONTEXT\n\n" +
+			"Writes .mfm/consolidate/{feedback.jsonl,digest.md,rejected.jsonl,state.json,candidates/}\n" +
+			"and the persistent knowledge store mine/knowledge/knowledge.json, read back on every run:\n" +
+			"accepted candidates are merged into it or inserted, entries superseded or retired with\n" +
+			"the reason kept. --static-k freezes it (read and checked against, never written).\n" +
 			"Never changes the record. --apply also writes each accepted candidate as a new file\n" +
 			"mine/consolidated/<id>.md citing its episodes. --llm-cmd sends the induce and curate\n" +
 			"prompts on stdin to `sh -c CMD` and validates its JSON answers with the same curator;\n" +
 			"a failing or timed-out command or a malformed answer is an error and nothing is written.\n" +
 			"--retrieve CONTEXT (e.g. call=go_to,failure=NAV_STUCK,budget=300) prints the accepted\n" +
 			"entries chosen for it under the budget, as /consolidate/retrieve/CONTEXT does, records\n" +
-			"the retrieval in .mfm/consolidate/usage.jsonl and writes nothing else.",
+			"the retrieval in .mfm/consolidate/usage.jsonl and writes nothing else. Retrieval chooses\n" +
+			"from the active entries of the knowledge store.",
 		run: runConsolidate,
 	})
 }
@@ -35,6 +39,7 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	llm := fs.String("llm-cmd", "", "language-model command (prompt on stdin, JSON on stdout)")
 	llmTimeout := fs.Duration("llm-timeout", consolidate.DefaultLLMTimeout, "bound on each --llm-cmd call")
 	retrieve := fs.String("retrieve", "", "print the retrieval for a context and record it in usage.jsonl")
+	staticK := fs.Bool("static-k", false, "freeze the knowledge store mine/knowledge/ (the static-store ablation)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -46,6 +51,8 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
+	cfg := consolidate.DefaultConfig()
+	cfg.StaticK = *staticK
 	if *retrieve != "" {
 		if *apply || *llm != "" {
 			fmt.Fprintln(stderr, "mfmd consolidate: --retrieve takes no --apply or --llm-cmd")
@@ -55,11 +62,11 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, c.name, err)
 		}
-		res, err := consolidate.Compute(s, consolidate.DefaultConfig(), nil)
+		res, err := consolidate.Compute(s, cfg, nil)
 		if err != nil {
 			return fail(stderr, c.name, err)
 		}
-		got := consolidate.Retrieve(res.Accepted, ctx)
+		got := consolidate.Retrieve(res.Knowledge(), ctx)
 		stdout.Write(consolidate.RenderRetrieval(ctx, got))
 		if err := consolidate.LogUsage(s, ctx, got, "cli", time.Now()); err != nil {
 			return fail(stderr, c.name, err)
@@ -68,9 +75,9 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	}
 	var res *consolidate.Result
 	if *llm != "" {
-		res, err = consolidate.ComputeLLM(context.Background(), s, consolidate.DefaultConfig(), consolidate.LLM{Cmd: *llm, Timeout: *llmTimeout})
+		res, err = consolidate.ComputeLLM(context.Background(), s, cfg, consolidate.LLM{Cmd: *llm, Timeout: *llmTimeout})
 	} else {
-		res, err = consolidate.Compute(s, consolidate.DefaultConfig(), nil)
+		res, err = consolidate.Compute(s, cfg, nil)
 	}
 	if err != nil {
 		return fail(stderr, c.name, err)
@@ -83,6 +90,16 @@ func runConsolidate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d episode(s): %d candidate(s) accepted, %d rejected; see %s\n",
 		len(res.Feedback), len(res.Accepted), len(res.Rejected), s.Path(consolidate.Dir))
+	active, superseded, retired := res.K.Count()
+	if cfg.StaticK {
+		fmt.Fprintf(stdout, "knowledge store (static, unchanged): %d active, %d superseded, %d retired\n", active, superseded, retired)
+	} else {
+		if err := consolidate.WriteK(s, res.K); err != nil {
+			return fail(stderr, c.name, err)
+		}
+		fmt.Fprintf(stdout, "knowledge store %s: %d active, %d superseded, %d retired; %d change(s)\n",
+			consolidate.KnowledgeFile, active, superseded, retired, len(res.KChanges))
+	}
 	if *apply {
 		done, err := consolidate.Apply(s, res)
 		for _, d := range done {
