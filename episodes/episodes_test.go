@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -558,4 +560,41 @@ func FuzzScanLines(f *testing.F) {
 			t.Fatalf("ScanLines end=%d want %d", end, len(want))
 		}
 	})
+}
+
+// TestWriterEpisodeModes: a written episode is readable by every user, its
+// directories 0755 and its files 0644 (under the usual umask 022), as the
+// mount serves it to users other than the recorder's.
+func TestWriterEpisodeModes(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	s, _ := Init(t.TempDir())
+	w, err := s.OpenWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	id := writeTestEpisode(t, w, 0)
+	n := 0
+	err = filepath.WalkDir(s.Path(EpisodesDir, id), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o644)
+		if d.IsDir() {
+			want = 0o755
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 3 {
+		t.Fatalf("walked %d entries: %v", n, err)
+	}
 }
