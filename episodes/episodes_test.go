@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -558,4 +561,99 @@ func FuzzScanLines(f *testing.F) {
 			t.Fatalf("ScanLines end=%d want %d", end, len(want))
 		}
 	})
+}
+
+// TestWriterEpisodeModes: a written episode is readable by every user, its
+// directories 0755 and its files 0644 (under the usual umask 022), as the
+// mount serves it to users other than the recorder's.
+func TestWriterEpisodeModes(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	s, _ := Init(t.TempDir())
+	w, err := s.OpenWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	id := writeTestEpisode(t, w, 0)
+	n := 0
+	err = filepath.WalkDir(s.Path(EpisodesDir, id), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o644)
+		if d.IsDir() {
+			want = 0o755
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 3 {
+		t.Fatalf("walked %d entries: %v", n, err)
+	}
+}
+
+// FuzzScanLinesMax: every line of at most maxLen bytes is passed as it is,
+// every longer one with Data nil and Long its length, at its offset.
+func FuzzScanLinesMax(f *testing.F) {
+	f.Add([]byte("a\nbbbb\nc"), 2)
+	f.Add([]byte("\n\nxxxxxxx\n"), 3)
+	f.Fuzz(func(t *testing.T, data []byte, maxLen int) {
+		if maxLen < 1 || maxLen > 16 {
+			return
+		}
+		var off int64
+		end, err := ScanLinesMax(bytes.NewReader(data), 0, maxLen, func(l Line) error {
+			if l.Offset != off {
+				t.Fatalf("offset %d, want %d", l.Offset, off)
+			}
+			i := bytes.IndexByte(data[off:], '\n')
+			want := data[off : off+int64(i)]
+			if len(want) > maxLen {
+				if l.Data != nil || l.Long != int64(len(want)) {
+					t.Fatalf("long line %q: Data %q Long %d", want, l.Data, l.Long)
+				}
+			} else if l.Long != 0 || !bytes.Equal(l.Data, want) {
+				t.Fatalf("line %q: Data %q Long %d", want, l.Data, l.Long)
+			}
+			off += int64(i) + 1
+			return nil
+		})
+		if err != nil || end != int64(bytes.LastIndexByte(data, '\n')+1) || end != off {
+			t.Fatalf("end %d, off %d: %v", end, off, err)
+		}
+	})
+}
+
+// TestScanLinesMaxLongLines: lines longer than the reader's buffer are
+// accumulated up to maxLen and only counted past it.
+func TestScanLinesMaxLongLines(t *testing.T) {
+	kept := bytes.Repeat([]byte("k"), 600<<10)
+	skipped := bytes.Repeat([]byte("s"), 2<<20)
+	data := slices.Concat(kept, []byte("\n"), skipped, []byte("\nend\n"))
+	var got []Line
+	end, err := ScanLinesMax(bytes.NewReader(data), 10, 1<<20, func(l Line) error {
+		l.Data = bytes.Clone(l.Data)
+		got = append(got, l)
+		return nil
+	})
+	if err != nil || end != 10+int64(len(data)) || len(got) != 3 {
+		t.Fatalf("end %d, %d lines: %v", end, len(got), err)
+	}
+	if !bytes.Equal(got[0].Data, kept) || got[0].Long != 0 {
+		t.Errorf("line 1: %d bytes, Long %d", len(got[0].Data), got[0].Long)
+	}
+	if got[1].Data != nil || got[1].Long != int64(len(skipped)) || got[1].Offset != 10+int64(len(kept))+1 {
+		t.Errorf("line 2: %d bytes, Long %d, offset %d", len(got[1].Data), got[1].Long, got[1].Offset)
+	}
+	if string(got[2].Data) != "end" {
+		t.Errorf("line 3: %q", got[2].Data)
+	}
 }

@@ -123,11 +123,21 @@ func CompleteSize(f *os.File) (int64, error) {
 	return completePrefix(f, st.Size(), backwardsChunk)
 }
 
+// MaxRowBytes is the longest row (without its '\n') the store's readers
+// that must stay fast and bounded (the cue index, the map) read: a longer
+// one is skipped by them and flagged by fsck. The recorder's limits keep
+// every row it writes far below it.
+const MaxRowBytes = 8 << 20
+
 // Line is one complete line read from a JSONL file.
 type Line struct {
 	No     int    // 1-based line number within the file (counting from the start offset)
 	Offset int64  // byte offset of the line's first byte
 	Data   []byte // the line without its '\n'; only valid during the callback
+	// Long is the length (without '\n') of a line longer than the scan's
+	// limit (ScanLinesMax), which is read past without being held: Data
+	// is nil then. 0 for every other line.
+	Long int64
 }
 
 // ScanLines calls fn for each complete line of r, starting at byte offset
@@ -136,19 +146,40 @@ type Line struct {
 // the offset just past the last complete line. fn returning an error stops
 // the scan with that error.
 func ScanLines(r io.Reader, start int64, fn func(Line) error) (int64, error) {
+	return ScanLinesMax(r, start, 0, fn)
+}
+
+// ScanLinesMax is ScanLines holding no line longer than maxLen bytes
+// (0: no limit): a longer line is read past in pieces and passed to fn
+// with Data nil and Long its length, so one huge line costs no memory.
+func ScanLinesMax(r io.Reader, start int64, maxLen int, fn func(Line) error) (int64, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	off := start
 	no := 0
+	tooLong := func(n int64) bool { return maxLen > 0 && n > int64(maxLen)+1 }
 	for {
 		data, err := br.ReadSlice('\n')
+		n := int64(len(data))
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A very long line: accumulate it.
-			long := append([]byte(nil), data...)
+			// A very long line: accumulate it, or only count it past maxLen.
+			var long []byte
+			if !tooLong(n) {
+				long = append([]byte(nil), data...)
+			}
 			for errors.Is(err, bufio.ErrBufferFull) {
 				data, err = br.ReadSlice('\n')
-				long = append(long, data...)
+				n += int64(len(data))
+				if long != nil {
+					if tooLong(n) {
+						long = nil
+					} else {
+						long = append(long, data...)
+					}
+				}
 			}
 			data = long
+		} else if tooLong(n) {
+			data = nil
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -157,10 +188,16 @@ func ScanLines(r io.Reader, start int64, fn func(Line) error) (int64, error) {
 			return off, err
 		}
 		no++
-		if ferr := fn(Line{No: no, Offset: off, Data: data[:len(data)-1]}); ferr != nil {
+		line := Line{No: no, Offset: off}
+		if data == nil {
+			line.Long = n - 1
+		} else {
+			line.Data = data[:len(data)-1]
+		}
+		if ferr := fn(line); ferr != nil {
 			return off, ferr
 		}
-		off += int64(len(data))
+		off += n
 	}
 }
 
@@ -168,6 +205,12 @@ func ScanLines(r io.Reader, start int64, fn func(Line) error) (int64, error) {
 // missing file has no lines. It returns the offset past the last complete
 // line, which a follower passes as start next time.
 func ScanFile(path string, start int64, fn func(Line) error) (int64, error) {
+	return ScanFileMax(path, start, 0, fn)
+}
+
+// ScanFileMax is ScanFile holding no line longer than maxLen bytes (see
+// ScanLinesMax).
+func ScanFileMax(path string, start int64, maxLen int, fn func(Line) error) (int64, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return start, nil
@@ -181,7 +224,7 @@ func ScanFile(path string, start int64, fn func(Line) error) (int64, error) {
 			return start, fmt.Errorf("read %s: %w", path, err)
 		}
 	}
-	end, err := ScanLines(f, start, fn)
+	end, err := ScanLinesMax(f, start, maxLen, fn)
 	if err != nil {
 		return end, fmt.Errorf("read %s: %w", path, err)
 	}

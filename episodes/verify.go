@@ -169,7 +169,11 @@ func (s *Store) verifyLife(l Life, rep *Report) error {
 	seen := map[string]int{}
 	rows := 0
 	initialID, initialLine := "", 0
-	_, err := ScanFile(l.IndexPath(), 0, func(ln Line) error {
+	_, err := ScanFileMax(l.IndexPath(), 0, MaxRowBytes, func(ln Line) error {
+		if ln.Long > 0 {
+			rep.add(Problem, s.rel(l.IndexPath()), ln.No, longRow(ln.Long), false)
+			return nil
+		}
 		if len(bytes.TrimSpace(ln.Data)) == 0 {
 			rep.add(Problem, s.rel(l.IndexPath()), ln.No, "empty line", false)
 			return nil
@@ -202,7 +206,11 @@ func (s *Store) verifyLife(l Life, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	_, err = ScanFile(l.GridPath(), 0, func(ln Line) error {
+	_, err = ScanFileMax(l.GridPath(), 0, MaxRowBytes, func(ln Line) error {
+		if ln.Long > 0 {
+			rep.add(Problem, s.rel(l.GridPath()), ln.No, longRow(ln.Long), false)
+			return nil
+		}
 		if _, err := ParseGridRow(ln.Data); err != nil {
 			rep.add(Problem, s.rel(l.GridPath()), ln.No, err.Error(), false)
 			return nil
@@ -355,4 +363,9 @@ func Repair(s *Store) ([]string, error) {
 		}
 	}
 	return done, nil
+}
+
+// longRow is the problem of a row past MaxRowBytes.
+func longRow(n int64) string {
+	return fmt.Sprintf("row of %d bytes, more than the %d a reader takes (the cue index and the maps skip it)", n, MaxRowBytes)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"os"
 	"strings"
 	"testing"
 )
@@ -124,5 +125,40 @@ func TestVerifyInitials(t *testing.T) {
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
 			t.Errorf("%v: problems %q, want %q", c.kinds, got, c.want)
 		}
+	}
+}
+
+// TestVerifyHugeRow: fsck names an index or grid row longer than
+// MaxRowBytes, which the cue index and the maps skip.
+func TestVerifyHugeRow(t *testing.T) {
+	s, _ := Init(t.TempDir())
+	w, err := s.OpenWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestEpisode(t, w, 0)
+	w.Close()
+	huge := `{"id": "ep_000001", "note": "` + strings.Repeat("n", MaxRowBytes) + "\"}\n"
+	for _, name := range []string{IndexFileName, GridFileName} {
+		f, err := os.OpenFile(s.Path(name), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(huge)
+		f.Close()
+	}
+	rep, err := Verify(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(":2: row of %d bytes, more than the %d a reader takes", len(huge)-1, MaxRowBytes)
+	var got []string
+	for _, i := range rep.Issues {
+		if strings.Contains(i.String(), want) {
+			got = append(got, i.String())
+		}
+	}
+	if len(got) != 2 || rep.Rows != 1 {
+		t.Errorf("issues %v (rows %d), want the huge row of index.jsonl and grid.jsonl named", rep.Issues, rep.Rows)
 	}
 }

@@ -130,6 +130,12 @@ func (w *Writer) WriteEpisode(id string, ep Episode) error {
 	if err != nil {
 		return fmt.Errorf("write episode %s: %w", id, err)
 	}
+	// MkdirTemp creates 0700; an episode is readable by every user, as
+	// its files are (0644) and the mount serves it to other users.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write episode %s: %w", id, err)
+	}
 	if err := writeTree(tmp, ep.Files); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("write episode %s: %w", id, err)

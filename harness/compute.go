@@ -22,6 +22,7 @@ type episode struct {
 	hasStart   bool
 	startFrame []byte
 	steps      []Step
+	eventBytes int // the steps' event lines together (MaxEpisodeEventBytes)
 	notes      []string
 	frames     []frameRec
 	proc       *procCall // opened by BeginProcedure

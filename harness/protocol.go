@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/mfm-project/mfm/episodes"
 )
@@ -206,6 +207,9 @@ func (q *Request) decodeField(m member) error {
 	if isNull(m.val) {
 		return nil
 	}
+	if limit, ok := fieldBytes[m.key]; ok && len(m.val) > limit {
+		return fmt.Errorf("%s: %d bytes of JSON, more than the %d accepted", m.key, len(m.val), limit)
+	}
 	var err error
 	switch m.key {
 	case "state":
@@ -233,7 +237,39 @@ func (q *Request) decodeField(m member) error {
 	case "frame_path":
 		err = decodeInto(m.val, "frame_path", "a string", &q.FramePath)
 	}
+	if err != nil {
+		return err
+	}
+	switch m.key {
+	case "outcome":
+		err = checkLen("outcome", q.Outcome, MaxStringBytes)
+	case "error":
+		err = checkLen("error", q.Error, MaxTextBytes)
+	case "text":
+		err = checkLen("text", q.Text, MaxTextBytes)
+	case "events":
+		err = checkStrings("events", q.Events, MaxStringBytes)
+	case "cells":
+		if len(q.Cells) > MaxListItems {
+			err = limitError("cells", len(q.Cells), MaxListItems, "entries")
+		}
+	case "frame_path":
+		err = checkLen("frame_path", q.FramePath, MaxPathBytes)
+	case "frame_png_b64":
+		if len(q.FramePNGB64) > base64.StdEncoding.EncodedLen(MaxFrameBytes) {
+			err = fmt.Errorf("frame_png_b64: %d bytes of base64, more than the %d a frame of at most %d bytes takes", len(q.FramePNGB64), base64.StdEncoding.EncodedLen(MaxFrameBytes), MaxFrameBytes)
+		}
+	case "call":
+		err = checkCall(q.Call.call())
+	}
 	return err
+}
+
+// fieldBytes bounds the JSON of the fields copied into the record as they
+// are (action) and of the frame fields, before they are decoded.
+var fieldBytes = map[string]int{
+	"action":        MaxObjectBytes,
+	"frame_png_b64": 4*MaxFrameBytes/3 + 16,
 }
 
 // check validates what the op needs once its fields are decoded.
@@ -311,6 +347,9 @@ func parseState(raw json.RawMessage) (*WireState, error) {
 			w.Milestones = []string{}
 			err = decodeInto(m.val, where, "a list of strings", &w.Milestones)
 		case "extra":
+			if len(m.val) > MaxObjectBytes {
+				return nil, fmt.Errorf("%s: %d bytes of JSON, more than the %d accepted", where, len(m.val), MaxObjectBytes)
+			}
 			var ex map[string]any
 			if err = decodeAny(m.val, where, &ex); err == nil {
 				if ex == nil {
@@ -360,6 +399,9 @@ func parseCall(raw json.RawMessage) (*WireCall, error) {
 		}
 		if isNull(m.val) {
 			continue
+		}
+		if m.key != "plan" && m.key != "header" && len(m.val) > MaxObjectBytes {
+			return nil, fmt.Errorf("%s: %d bytes of JSON, more than the %d accepted", where, len(m.val), MaxObjectBytes)
 		}
 		switch m.key {
 		case "kind":
@@ -671,7 +713,7 @@ func (q *Request) frame(dir string) ([]byte, error) {
 			p = filepath.Join(dir, p)
 		}
 		var err error
-		if b, err = os.ReadFile(p); err != nil {
+		if b, err = readFrameFile(p); err != nil {
 			return nil, fmt.Errorf("frame_path: %w", err)
 		}
 	default:
@@ -683,8 +725,85 @@ func (q *Request) frame(dir string) ([]byte, error) {
 	return b, nil
 }
 
-// checkPNG decodes b fully: a frame the views could not read is refused.
+// readFrameFile reads a frame_path: a regular file of at most
+// MaxFrameBytes. Anything else (a device, a fifo, a directory, a socket)
+// is refused before it is read, so no path can stall or exhaust the
+// recorder: the file is checked by stat, opened without blocking (a fifo
+// put in its place since cannot hang the open), and checked again on the
+// open descriptor.
+func readFrameFile(p string) ([]byte, error) {
+	regular := func(fi os.FileInfo) error {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file (%s): a frame is read from a PNG file", p, fileKind(fi.Mode()))
+		}
+		if fi.Size() > MaxFrameBytes {
+			return fmt.Errorf("%s is %d bytes, more than the %d a frame may be", p, fi.Size(), MaxFrameBytes)
+		}
+		return nil
+	}
+	before, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(before); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(fi); err != nil {
+		return nil, err
+	}
+	if !os.SameFile(before, fi) {
+		return nil, fmt.Errorf("%s was replaced while it was opened", p)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFrameBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFrameBytes {
+		return nil, fmt.Errorf("%s grew past the %d bytes a frame may be while it was read", p, MaxFrameBytes)
+	}
+	return b, nil
+}
+
+// fileKind names a non-regular file's type for an error.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a fifo"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "type " + m.Type().String()
+}
+
+// checkPNG decodes b fully: a frame the views could not read is refused,
+// and so is one past MaxFrameBytes or MaxFramePixels (checked on the
+// header, before decoding).
 func checkPNG(b []byte) error {
+	if len(b) > MaxFrameBytes {
+		return fmt.Errorf("the PNG is %d bytes, more than the %d a frame may be", len(b), MaxFrameBytes)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("not a complete PNG (%d bytes): %w", len(b), err)
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > MaxFramePixels {
+		return fmt.Errorf("the PNG is %d×%d pixels, more than the %d a frame may have", cfg.Width, cfg.Height, MaxFramePixels)
+	}
 	if _, err := png.Decode(bytes.NewReader(b)); err != nil {
 		return fmt.Errorf("not a complete PNG (%d bytes): %w", len(b), err)
 	}
@@ -757,10 +876,18 @@ func Serve(r *Recorder, in io.Reader, out io.Writer, opt ServeOptions) (ServeRes
 		}
 	}
 	for no := 1; ; no++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, long, err := readLine(br, MaxLineBytes)
+		if long > 0 || len(bytes.TrimSpace(line)) > 0 {
 			res.Lines++
-			rep := handle(r, line, no, opt)
+			var rep Reply
+			if long > 0 {
+				rep = Reply{Line: no, ID: recoverID(line), Error: fmt.Sprintf("line %d: the line is %d bytes, more than the %d a request may be (docs/RECORD.md#limits); nothing of it is read", no, long, MaxLineBytes)}
+				if r.cur != nil {
+					rep.Episode = r.cur.id
+				}
+			} else {
+				rep = handle(r, line, no, opt)
+			}
 			if !rep.OK {
 				res.Rejected++
 			}
@@ -780,6 +907,25 @@ func Serve(r *Recorder, in io.Reader, out io.Writer, opt ServeOptions) (ServeRes
 		if err != nil {
 			dropOpen()
 			return res, fmt.Errorf("record: read line %d: %w", no, err)
+		}
+	}
+}
+
+// readLine reads one line (with its '\n') of at most limit bytes. A longer
+// line is read to its end and dropped without being held: long is its
+// length and line its first limit bytes.
+func readLine(br *bufio.Reader, limit int) (line []byte, long int64, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if long > 0 {
+			long += int64(len(chunk))
+		} else if len(line)+len(chunk) > limit {
+			long = int64(len(line) + len(chunk))
+		} else {
+			line = append(line, chunk...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, long, err
 		}
 	}
 }

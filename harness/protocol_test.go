@@ -513,5 +513,8 @@ func FuzzParseRequest(f *testing.F) {
 		if q.Done != nil && *q.Done < 0 || q.Item != nil && *q.Item < 0 {
 			t.Fatal("negative done or item accepted")
 		}
+		if len(q.Text) > MaxTextBytes || len(q.Error) > MaxTextBytes || len(q.Outcome) > MaxStringBytes || len(q.Events) > MaxListItems || len(q.Cells) > MaxListItems || len(q.FramePath) > MaxPathBytes {
+			t.Fatal("a field past its limit accepted")
+		}
 	})
 }

@@ -217,6 +217,9 @@ func (r *Recorder) Initial(st State, frame any) (episodes.Row, error) {
 	if r.lifeHasRows {
 		return episodes.Row{}, fmt.Errorf("initial: life %d already has episodes (up to %s): %w (life starts a new one)", r.life, episodes.EpisodeID(r.nextNum()-1), ErrNotFirst)
 	}
+	if err := checkState("state", st); err != nil {
+		return episodes.Row{}, fmt.Errorf("initial: %w", err)
+	}
 	pngData, err := framePNG(frame)
 	if err != nil {
 		return episodes.Row{}, fmt.Errorf("initial: %w", err)
@@ -245,6 +248,9 @@ func (r *Recorder) Begin(c Call) error {
 	}
 	if c.Kind == "" && len(c.Raw) == 0 {
 		return errors.New("begin: the call has neither a kind nor a raw action")
+	}
+	if err := checkCall(c); err != nil {
+		return fmt.Errorf("begin: %w", err)
 	}
 	// the episode owns its Meta: a caller's later change of its map does
 	// not reach action.json (SetMeta does, explicitly)
@@ -287,6 +293,28 @@ func (r *Recorder) Step(s Step) error {
 			return fmt.Errorf("step %d: cells[%d].kind: %q is not a kind a harness gives (want %s)", s.State.Step, i, c.Kind, orList(CellKinds))
 		}
 	}
+	if len(ep.steps) >= MaxEpisodeSteps {
+		return fmt.Errorf("step %d: the episode has %d steps, the most one episode holds (end it and begin another)", s.State.Step, MaxEpisodeSteps)
+	}
+	if err := checkState("state", s.State); err != nil {
+		return fmt.Errorf("step %d: %w", s.State.Step, err)
+	}
+	if err := checkCells(s.Cells); err != nil {
+		return fmt.Errorf("step %d: %w", s.State.Step, err)
+	}
+	if err := checkStrings("events", s.Events, MaxStringBytes); err != nil {
+		return fmt.Errorf("step %d: %w", s.State.Step, err)
+	}
+	if err := checkValue("action", s.Action); err != nil {
+		return fmt.Errorf("step %d: %w", s.State.Step, err)
+	}
+	eventBytes := ep.eventBytes
+	for _, e := range s.Events {
+		eventBytes += len(e)
+	}
+	if eventBytes > MaxEpisodeEventBytes {
+		return fmt.Errorf("step %d: events: the episode's event lines would take %d bytes, more than the %d one episode keeps (its index row lists them all; end it and begin another)", s.State.Step, eventBytes, MaxEpisodeEventBytes)
+	}
 	pngData := s.FramePNG
 	if pngData != nil {
 		if err := checkPNG(pngData); err != nil {
@@ -308,6 +336,7 @@ func (r *Recorder) Step(s Step) error {
 	s.Frame = nil
 	s.FramePNG = nil
 	ep.steps = append(ep.steps, s)
+	ep.eventBytes = eventBytes
 	if r.opt.Frames && pngData != nil {
 		ep.frames = append(ep.frames, frameRec{step: s.State.Step, png: pngData})
 	}
@@ -333,6 +362,12 @@ func (r *Recorder) SetMeta(key string, v any) error {
 func (r *Recorder) Note(text string) error {
 	if r.cur == nil {
 		return fmt.Errorf("note: %w", ErrNoEpisode)
+	}
+	if err := checkLen("note: text", text, MaxTextBytes); err != nil {
+		return err
+	}
+	if len(r.cur.notes) >= MaxListItems {
+		return fmt.Errorf("note: the episode has %d notes, the most one episode keeps", MaxListItems)
 	}
 	r.cur.notes = append(r.cur.notes, text)
 	return nil

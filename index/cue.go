@@ -78,8 +78,10 @@ type Index struct {
 	marks map[int]mark
 }
 
-// mark is a life's watermark: rows before Offset are indexed; the line
-// [LastStart, Offset) hashes to Sum.
+// mark is a life's watermark: rows before Offset are indexed; the last
+// indexed line is [LastStart, Offset), and its last markSpan bytes at most
+// (the '\n' included) hash to Sum: a line of any length is checked by
+// one small read.
 type mark struct {
 	Offset    int64  `json:"offset"`
 	LastStart int64  `json:"last_start"`
@@ -206,17 +208,33 @@ func (m mark) check(path string) string {
 		return "index.jsonl: " + err.Error()
 	}
 	defer f.Close()
-	if m.LastStart < 0 || m.LastStart >= m.Offset || m.Offset-m.LastStart > 64<<20 {
+	if m.LastStart < 0 || m.LastStart >= m.Offset {
 		return "watermark out of range"
 	}
-	buf := make([]byte, m.Offset-m.LastStart)
-	if _, err := f.ReadAt(buf, m.LastStart); err != nil {
+	sum, err := m.sum(f)
+	if err != nil {
 		return fmt.Sprintf("index.jsonl shorter than the watermark (%d bytes)", m.Offset)
 	}
-	if sum := sha256.Sum256(buf); hex.EncodeToString(sum[:]) != m.Sum {
+	if sum != m.Sum {
 		return fmt.Sprintf("the line at offset %d changed", m.LastStart)
 	}
 	return ""
+}
+
+// markSpan is how many bytes at the end of the last indexed line a
+// watermark hashes.
+const markSpan = 64 << 10
+
+// sum hashes the last markSpan bytes (at most) of the line [LastStart,
+// Offset) of f.
+func (m mark) sum(f io.ReaderAt) (string, error) {
+	from := max(m.LastStart, m.Offset-markSpan)
+	buf := make([]byte, m.Offset-from)
+	if _, err := f.ReadAt(buf, from); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // rebuild moves the index aside (if any) and creates an empty one.
@@ -377,13 +395,20 @@ func (x *Index) pending(lives []episodes.Life) (work []lifeWork, shrank string, 
 // indexLife indexes life l's rows from byte offset from, in batches, each
 // batch carrying the watermark it reaches.
 func (x *Index) indexLife(ctx context.Context, l episodes.Life, from int64, bar *progressbar.ProgressBar) (int, error) {
+	f, err := os.Open(l.IndexPath())
+	if err != nil {
+		return 0, fmt.Errorf("cue index: %w", err)
+	}
+	defer f.Close()
 	b := x.idx.NewBatch()
 	m := x.marks[l.N]
-	var last []byte
 	rows, pending := 0, 0
 	flush := func() error {
-		sum := sha256.Sum256(last)
-		m.Sum = hex.EncodeToString(sum[:])
+		sum, err := m.sum(f)
+		if err != nil {
+			return fmt.Errorf("cue index: life %d: watermark: %w", l.N, err)
+		}
+		m.Sum = sum
 		marks := make(map[int]mark, len(x.marks)+1)
 		for k, v := range x.marks {
 			marks[k] = v
@@ -399,15 +424,16 @@ func (x *Index) indexLife(ctx context.Context, l episodes.Life, from int64, bar 
 		pending = 0
 		return nil
 	}
-	_, err := episodes.ScanFile(l.IndexPath(), from, func(line episodes.Line) error {
-		size := int64(len(line.Data)) + 1
-		last = append(append(last[:0], line.Data...), '\n')
+	_, err = episodes.ScanFileMax(l.IndexPath(), from, episodes.MaxRowBytes, func(line episodes.Line) error {
+		size := int64(len(line.Data)) + line.Long + 1
 		m.LastStart, m.Offset = line.Offset, line.Offset+size
 		if bar != nil {
 			_ = bar.Add64(size)
 		}
-		pending++ // a malformed line moves the watermark too
-		if len(bytes.TrimSpace(line.Data)) > 0 {
+		pending++ // a malformed or over-long line moves the watermark too
+		if line.Long > 0 {
+			x.log.Warn("cue index: skipping an over-long row (mfmd fsck names it)", "file", l.IndexPath(), "line_offset", line.Offset, "bytes", line.Long, "max", episodes.MaxRowBytes)
+		} else if len(bytes.TrimSpace(line.Data)) > 0 {
 			r, err := episodes.ParseRow(line.Data)
 			if err != nil {
 				x.log.Warn("cue index: skipping a malformed row (mfmd fsck names it)", "file", l.IndexPath(), "line_offset", line.Offset, "err", err)

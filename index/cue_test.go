@@ -602,3 +602,65 @@ func TestCueFailureFallsBack(t *testing.T) {
 		check(t, y, s, "after the full disk")
 	})
 }
+
+// TestCueHugeRow: a row longer than episodes.MaxRowBytes (here 65 MiB, past
+// what a watermark could once hash) is skipped with a warning and moves
+// the watermark; as the last line it does not make every Open rebuild
+// the index, and rows after it are indexed.
+func TestCueHugeRow(t *testing.T) {
+	s := genStore(t, 30)
+	appendLine(t, s, "\n") // complete the torn tail
+	x, _, err := Open(context.Background(), s, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	f, err := os.OpenFile(s.Path("index.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"id": "ep_huge", "first_step": 1, "last_step": 2, "summary": "huge needle", "note": "`)
+	chunk := bytes.Repeat([]byte("n"), 1<<20)
+	for range 65 {
+		f.Write(chunk)
+	}
+	f.WriteString("\"}\n")
+	f.Close()
+
+	var logs bytes.Buffer
+	x, st, err := Open(context.Background(), s, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if st.Rebuilt || st.Indexed != 0 || !strings.Contains(logs.String(), "skipping an over-long row") {
+		t.Errorf("open after the huge row: %+v\n%s", st, logs.String())
+	}
+	for range 2 {
+		x, st, err = Open(context.Background(), s, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.Close()
+		if st.Rebuilt || st.Indexed != 0 {
+			t.Fatalf("reopen with the huge row last: %+v, want no rebuild and nothing to index", st)
+		}
+	}
+	appendLine(t, s, `{"id": "ep_after", "summary": "after needle", "first_step": 9000, "last_step": 9001}`+"\n")
+	x, st, err = Open(context.Background(), s, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if st.Rebuilt || st.Indexed != 1 {
+		t.Errorf("reopen after one more row: %+v", st)
+	}
+	q, _ := query.Parse("needle")
+	h, err := x.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ids(h)); got != "[2:ep_after]" {
+		t.Errorf("needle: %s, want only the row after the huge one", got)
+	}
+}

@@ -84,9 +84,10 @@ type posRow struct {
 // tail follows one append-only JSONL file: the rows parsed so far and the
 // offset past them, so a growing grid is read once.
 type tail[T any] struct {
-	mu    sync.Mutex
-	off   int64
-	items []T
+	mu       sync.Mutex
+	off      int64
+	items    []T
+	rowBytes int64 // bytes of the rows read (over-long ones skipped)
 }
 
 // mapData holds the followed grid.jsonl and index.jsonl files by life.
@@ -127,11 +128,8 @@ func follow[T any](v *Viewer, t *tail[T], name string, maxBytes int64, parse fun
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > maxBytes {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d a map reads", name, st.Size(), maxBytes)
-	}
 	if st.Size() < t.off {
-		t.off, t.items = 0, nil
+		t.off, t.items, t.rowBytes = 0, nil, 0
 	}
 	if st.Size() == t.off {
 		return t.items, nil
@@ -139,17 +137,30 @@ func follow[T any](v *Viewer, t *tail[T], name string, maxBytes int64, parse fun
 	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
 		return nil, err
 	}
-	items := t.items
-	end, err := episodes.ScanLines(io.LimitReader(f, st.Size()-t.off), t.off, func(l episodes.Line) error {
+	// Rows past episodes.MaxRowBytes are skipped unread and do not count
+	// towards maxBytes, the rows a map holds: one huge row cannot disable
+	// the map.
+	items, rowBytes := t.items, t.rowBytes
+	errTooMany := fmt.Errorf("%s: its rows take more than the %d a map reads (bytes)", name, maxBytes)
+	end, err := episodes.ScanLinesMax(io.LimitReader(f, st.Size()-t.off), t.off, episodes.MaxRowBytes, func(l episodes.Line) error {
+		if l.Long > 0 {
+			return nil
+		}
+		if rowBytes += int64(len(l.Data)) + 1; rowBytes > maxBytes {
+			return errTooMany
+		}
 		if it, ok := parse(l.Data); ok {
 			items = append(items, it)
 		}
 		return nil
 	})
+	if errors.Is(err, errTooMany) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	t.off, t.items = end, items
+	t.off, t.items, t.rowBytes = end, items, rowBytes
 	return items, nil
 }
 
