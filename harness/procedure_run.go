@@ -388,9 +388,9 @@ func (r *Runner) spawn(ctx context.Context, p *Procedure, args map[string]any, s
 		"MFM_PROCEDURES_DIR="+r.Dir,
 		"PYTHONDONTWRITEBYTECODE=1"), r.Env...)
 	env = append(env, procRunEnv+"="+tree.token)
-	// stdout and stderr are pipes read here, not by os/exec: Wait then
-	// returns when the procedure exits, even if a helper it left behind
-	// holds the pipes, and what it printed is kept.
+	// stdin, stdout and stderr are pipes served here, not by os/exec:
+	// Wait then returns when the procedure exits, even if a helper it left
+	// behind holds the pipes, and what it printed is kept.
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, "", -1, ReasonStart, fmt.Errorf("start %s: %v", strings.Join(argv[:len(argv)-2], " "), err)
@@ -403,23 +403,34 @@ func (r *Runner) spawn(ctx context.Context, p *Procedure, args map[string]any, s
 	}
 	defer outR.Close()
 	defer errR.Close()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		errW.Close()
+		return nil, "", -1, ReasonStart, fmt.Errorf("start %s: %v", strings.Join(argv[:len(argv)-2], " "), err)
+	}
+	defer inW.Close() // unblocks the state writer if a process outside the tree holds stdin
 	out := &capWriter{max: r.maxOutput(), onOver: tree.kill}
 	errb := &capWriter{max: r.maxStderr(), keepTail: true}
 	build := func() *exec.Cmd {
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = dirOf(p.Path)
 		cmd.Env = env
-		cmd.Stdin = bytes.NewReader(state)
-		cmd.Stdout, cmd.Stderr = outW, errW
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 		cmd.Cancel = func() error { tree.kill(); return nil }
 		return cmd
 	}
 	err = tree.start(build)
+	inR.Close()
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		return nil, "", -1, ReasonStart, fmt.Errorf("start %s: %v", strings.Join(argv[:len(argv)-2], " "), err)
 	}
+	go func() {
+		_, _ = inW.Write(state) // a procedure need not read its state
+		inW.Close()
+	}()
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(out, outR) })
 	readers.Go(func() { _, _ = io.Copy(errb, errR) })

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -70,18 +71,12 @@ func (t *procTree) start(build func() *exec.Cmd) error {
 	return t.cmd.Start()
 }
 
+// isPermission reports whether starting in a new PID namespace was
+// refused by the kernel (not root, or namespaces unavailable).
 func isPermission(err error) bool {
 	var errno syscall.Errno
-	for e := err; e != nil; {
-		if en, ok := e.(syscall.Errno); ok {
-			errno = en
-			break
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
+	if !errors.As(err, &errno) {
+		return false
 	}
 	return errno == syscall.EPERM || errno == syscall.EINVAL || errno == syscall.ENOSPC || errno == syscall.EUSERS
 }

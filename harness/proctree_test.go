@@ -21,8 +21,9 @@ while [ ! -e "$MARK" ]; do sleep 0.01; done
 echo '{"actions": [{"atom": "wait", "args": {"ticks": 1}}]}'
 `
 
-// pipeScript backgrounds a helper that keeps the procedure's stdout and
-// stderr open, and exits 0 with a valid plan.
+// pipeScript backgrounds a helper that keeps the procedure's stdin, stdout
+// and stderr open, and exits 0 with a valid plan without reading its
+// state.
 const pipeScript = `#!/bin/sh
 # holds_pipe: a helper that outlives the script keeps its pipes
 sh -c 'echo > "$MARK"; exec sleep 987654.$TAG' &
@@ -86,10 +87,12 @@ func TestProcedureNoStrayProcesses(t *testing.T) {
 			saved := pidNamespaces.Load()
 			defer pidNamespaces.Store(saved)
 			pidNamespaces.Store(mode.namespace)
+			bigState := []byte(`{"pad": "` + strings.Repeat("x", 256<<10) + `"}`)
 			for _, tc := range []struct {
 				script string
 				ticks  string
-			}{{strayScript, "1"}, {pipeScript, "2"}} {
+				state  []byte
+			}{{strayScript, "1", []byte("{}")}, {pipeScript, "2", []byte("{}")}, {pipeScript, "2", bigState}} {
 				name := strings.Fields(strings.Split(tc.script, "\n")[1])[1]
 				name = strings.TrimSuffix(name, ":")
 				t.Run(name, func(t *testing.T) {
@@ -97,7 +100,7 @@ func TestProcedureNoStrayProcesses(t *testing.T) {
 					dir := procDir(t, map[string]string{name + ".sh": tc.script})
 					r := &Runner{Dir: dir, Timeout: testTimeout,
 						Env: []string{"MARK=" + filepath.Join(t.TempDir(), "started"), "TAG=" + tag}}
-					res, err := r.Run(context.Background(), name, nil, []byte("{}"))
+					res, err := r.Run(context.Background(), name, nil, tc.state)
 					if mode.namespace && !pidNamespaces.Load() {
 						if os.Getenv("CI") != "" {
 							t.Fatal("no PID namespace for procedures (CI runs as root, where one must be available)")
