@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -220,6 +221,9 @@ func TestUnsafeArchives(t *testing.T) {
 		{"oversized", []*tar.Header{reg("mine/big")}, []string{strings.Repeat("x", 2000)}, []File{fileOf("mine/big", strings.Repeat("x", 2000))}, "over the 1000-byte cap"},
 		{"file and directory", []*tar.Header{reg("mine/a"), reg("mine/a/b")}, []string{"x", "y"}, []File{fileOf("mine/a", "x"), fileOf("mine/a/b", "y")}, "mine/a is listed as a file and is the directory of mine/a/b"},
 		{"bad life", []*tar.Header{reg("lives/x/a")}, []string{"x"}, []File{fileOf("lives/x/a", "x")}, "want lives/life_N"},
+		{"file named mine", []*tar.Header{reg("mine")}, []string{"x"}, []File{fileOf("mine", "x")}, "not mine itself"},
+		{"entry named mine", []*tar.Header{reg("mine")}, []string{"x"}, nil, "not mine itself"},
+		{"life without a file", []*tar.Header{reg("lives/life_1")}, []string{"x"}, []File{fileOf("lives/life_1", "x")}, "want lives/life_N"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -388,11 +392,45 @@ func FuzzReadArtifact(f *testing.F) {
 			if err := checkName(fl.Path); err != nil {
 				t.Fatalf("unsafe entry passed on: %v", err)
 			}
+			checkDestination(t, fl.Path)
 			_, err := io.Copy(io.Discard, r)
 			if err != nil && !errors.Is(err, ErrTampered) {
 				return err
 			}
 			return nil
 		})
+	})
+}
+
+// checkDestination asserts that a name checkName accepts maps to a clean
+// path inside mine/ or previous/ of the new store, or is refused, without
+// a panic.
+func checkDestination(t *testing.T, name string) {
+	t.Helper()
+	dst, err := destination(name, map[string]int{"1": 1, "3": 2})
+	if err != nil {
+		if !errors.Is(err, ErrUnsafe) {
+			t.Fatalf("destination(%q): %v, want ErrUnsafe", name, err)
+		}
+		return
+	}
+	if !fs.ValidPath(dst) || path.Clean(dst) != dst || (!strings.HasPrefix(dst, "mine/") && !strings.HasPrefix(dst, "previous/life_")) {
+		t.Fatalf("destination(%q) = %q: not a file inside mine/ or previous/", name, dst)
+	}
+}
+
+// FuzzImportPath: every name an artifact may list is either refused by
+// checkName or maps to a file inside mine/ or previous/ of the new store
+// (never mine itself, never a panic).
+func FuzzImportPath(f *testing.F) {
+	for _, s := range []string{"mine", "mine/", "mine/a", "lives", "lives/life_1", "lives/life_1/", "lives/life_1/index.jsonl",
+		"lives/life_3/episodes/ep_000001/action.json", "lives/life_2/x", "lives/life_x/a", "mine/../x", "/mine/a", "mine//a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if checkName(name) != nil {
+			return
+		}
+		checkDestination(t, name)
 	})
 }

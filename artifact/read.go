@@ -230,9 +230,12 @@ func checkName(name string) error {
 	if !fs.ValidPath(name) || path.Clean(name) != name || strings.HasPrefix(name, "/") {
 		return fmt.Errorf("%w: entry %q is not a clean relative path (absolute, .. or empty element)", ErrUnsafe, name)
 	}
-	top, _, _ := strings.Cut(name, "/")
+	top, rest, _ := strings.Cut(name, "/")
 	if top != "mine" && top != "lives" {
 		return fmt.Errorf("%w: entry %q is outside mine/ and lives/", ErrUnsafe, name)
+	}
+	if top == "mine" && rest == "" {
+		return fmt.Errorf("%w: entry %q: want mine/… (a file inside mine/, not mine itself)", ErrUnsafe, name)
 	}
 	if top == "lives" {
 		parts := strings.Split(name, "/")

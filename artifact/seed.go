@@ -231,14 +231,19 @@ func seedTarget(dir string) (string, error) {
 }
 
 // destination maps an artifact path to a path in the new store.
+// p has passed checkName; anything else is refused, never indexed past
+// its parts.
 func destination(p string, lifeMap map[string]int) (string, error) {
-	if strings.HasPrefix(p, "mine/") {
+	if rest, ok := strings.CutPrefix(p, "mine/"); ok && rest != "" {
 		return p, nil
 	}
 	parts := strings.SplitN(p, "/", 3) // lives, life_K, rest
+	if len(parts) < 3 || parts[0] != "lives" || parts[2] == "" {
+		return "", fmt.Errorf("%w: %s: want mine/… or lives/life_N/…", ErrUnsafe, p)
+	}
 	k, ok := episodes.ParseLifeName(parts[1])
 	n := lifeMap[strconv.Itoa(k)]
-	if !ok || n == 0 || len(parts) < 3 {
+	if !ok || n == 0 {
 		return "", fmt.Errorf("%w: %s: life not declared in the manifest", ErrUnsafe, p)
 	}
 	return path.Join(episodes.PreviousDir, episodes.LifeName(n), parts[2]), nil

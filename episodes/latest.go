@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 )
 
@@ -100,33 +101,55 @@ func FindLatestState(s *Store) (*LatestState, error) {
 // when the harness wrote one, else the observation image of the last
 // episode (the current life's, else the newest previous life's), the frame
 // the agent saw when it chose
-// that episode's action. Only that episode is looked at: frames
+// that episode's action. The file must be inside the store: a name with
+// ".." or a symlink leading out of the store is an error, not followed.
+// Only that episode is looked at: frames
 // are optional (the paper's exports carry none), and searching further
 // back would read a whole index to find none. With no frame the error
 // wraps fs.ErrNotExist.
 func LatestFramePath(s *Store) (string, error) {
-	now := s.Path(NowDir, NowFrameName)
-	if _, err := os.Stat(now); err == nil {
-		return now, nil
-	}
-	var path string
-	err := eachRowBackwards(s, func(l Life, r *Row) bool {
-		path = filepath.Join(l.RowDir(r), filepath.FromSlash(ObservationFileName))
-		if r.Image != "" {
-			path = filepath.Join(l.Root, filepath.FromSlash(r.Image))
-		}
-		return false
-	})
+	root, err := os.OpenRoot(s.Root)
 	if err != nil {
 		return "", fmt.Errorf("latest frame of %s: %w", s.Root, err)
 	}
-	if path == "" {
-		return "", fmt.Errorf("latest frame of %s: no now/%s and no episode: %w", s.Root, NowFrameName, fs.ErrNotExist)
+	defer root.Close()
+	now := NowDir + "/" + NowFrameName
+	if _, err := statInStore(root, now); err == nil {
+		return s.Path(NowDir, NowFrameName), nil
 	}
-	if _, err := os.Stat(path); err != nil {
+	var rel string
+	var rowErr error
+	err = eachRowBackwards(s, func(l Life, r *Row) bool {
+		elem := path.Join(EpisodesDir, r.ID, ObservationFileName)
+		if r.Path != "" {
+			elem = path.Join(filepath.ToSlash(r.Path), ObservationFileName)
+		}
+		if r.Image != "" {
+			elem = r.Image
+		}
+		rel, rowErr = s.storeRel(l, elem)
+		if rowErr != nil {
+			rowErr = fmt.Errorf("index row %s: image %w", r.ID, rowErr)
+		}
+		return false
+	})
+	if err == nil {
+		err = rowErr
+	}
+	if err != nil {
 		return "", fmt.Errorf("latest frame of %s: %w", s.Root, err)
 	}
-	return path, nil
+	if rel == "" {
+		return "", fmt.Errorf("latest frame of %s: no now/%s and no episode: %w", s.Root, NowFrameName, fs.ErrNotExist)
+	}
+	st, err := statInStore(root, rel)
+	if err != nil {
+		return "", fmt.Errorf("latest frame of %s: %w", s.Root, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("latest frame of %s: %s is not a regular file", s.Root, rel)
+	}
+	return s.Path(filepath.FromSlash(rel)), nil
 }
 
 // eachRowBackwards calls fn with the well-formed index rows of s, newest

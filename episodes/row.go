@@ -64,6 +64,9 @@ func ParseRow(line []byte) (Row, error) {
 	if strings.ContainsAny(r.Path, "\x00") || filepath.IsAbs(r.Path) || strings.HasPrefix(filepath.Clean(r.Path), "..") {
 		return Row{}, fmt.Errorf("index row %s: path %q leaves the store", r.ID, r.Path)
 	}
+	if err := checkRowNames(&r); err != nil {
+		return Row{}, err
+	}
 	r.Raw = append([]byte(nil), line...)
 	return r, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -103,35 +104,77 @@ func skipFile(name string) bool {
 func stem(name string) string { return strings.TrimSuffix(name, filepath.Ext(name)) }
 
 // LoadProcedure reads the script at path and parses its header. kind is
-// KindProcedure or KindReflex.
+// KindProcedure or KindReflex. The script is opened confined to the
+// directory above its own (mine/ for mine/procedures/NAME): a symlink
+// leading out of it is refused, not followed (see openScript).
 func LoadProcedure(path, kind string) (*Procedure, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	st, err := os.Stat(path)
+	dir := filepath.Dir(path)
+	f, err := openScript(dir, filepath.Base(path))
+	if err != nil {
+		return nil, fmt.Errorf("load %s %s: %w", kind, path, err)
+	}
+	defer f.Close()
+	return loadOpened(f, path, kind)
+}
+
+// openScript opens the script name of dir (mine/procedures or
+// mine/reflexes) through an os.Root of dir's parent, mine/: neither the
+// script nor dir may be, or pass through, a symlink that leads out of
+// mine/. The daemon reads scripts on an agent's behalf with its own
+// rights, so a link to a file the agent cannot read must not make the
+// daemon read it.
+func openScript(dir, name string) (*os.File, error) {
+	root, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.Open(filepath.Join(filepath.Base(dir), name))
+}
+
+// openScriptDir opens dir (mine/procedures or mine/reflexes) through an
+// os.Root of its parent, as openScript does.
+func openScriptDir(dir string) (*os.File, error) {
+	root, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.Open(filepath.Base(dir))
+}
+
+// loadOpened reads a script from f: its header from the first maxHeader
+// bytes, its sha256 streamed over the whole file (never held in memory).
+func loadOpened(f *os.File, path, kind string) (*Procedure, error) {
+	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("load %s %s: %w", kind, path, err)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("load %s %s: not a regular file", kind, path)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	head := make([]byte, min(st.Size(), maxHeader))
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("load %s %s: %w", kind, path, err)
 	}
-	sum := sha256.Sum256(data)
+	head = head[:n]
+	h := sha256.New()
+	h.Write(head)
+	if _, err := io.CopyBuffer(h, onlyReader{f}, make([]byte, 64<<10)); err != nil {
+		return nil, fmt.Errorf("load %s %s: %w", kind, path, err)
+	}
 	p := &Procedure{
 		Name:    stem(filepath.Base(path)),
 		Kind:    kind,
 		Path:    path,
-		SHA256:  hex.EncodeToString(sum[:]),
+		SHA256:  hex.EncodeToString(h.Sum(nil)),
 		Size:    st.Size(),
 		ModTime: st.ModTime().UTC(),
 		Params:  []Param{},
-	}
-	head := data
-	if len(head) > maxHeader {
-		head = head[:maxHeader]
 	}
 	parseHeader(p, head)
 	cmd, err := commandFor(path, head, st.Mode())
@@ -141,6 +184,12 @@ func LoadProcedure(path, kind string) (*Procedure, error) {
 	p.Command = cmd
 	return p, nil
 }
+
+// onlyReader hides every method but Read, so io.CopyBuffer uses the given
+// buffer rather than the file's WriteTo.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
 // parseHeader fills description, parameters and directives from the
 // first maxHeader bytes of a script.
@@ -273,7 +322,7 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // header cannot be used are returned in bad, each a *LoadError (the rest
 // still load).
 func ListProcedures(dir, kind string) (procs []*Procedure, bad []error, err error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := readScriptDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -303,6 +352,22 @@ func ListProcedures(dir, kind string) (procs []*Procedure, bad []error, err erro
 	return procs, bad, nil
 }
 
+// readScriptDir lists dir (mine/procedures or mine/reflexes) sorted by
+// name, opened confined to mine/ (openScriptDir).
+func readScriptDir(dir string) ([]fs.DirEntry, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	d, err := openScriptDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, err
+}
+
 // FindProcedure returns the script named name in dir. A bad name or no
 // such script is a *ProcError wrapping ErrNotFound; a script that cannot
 // be used (two files with the name, no way to run it) one wrapping
@@ -311,7 +376,7 @@ func FindProcedure(dir, name, kind string) (*Procedure, error) {
 	if !ValidName(name) {
 		return nil, &ProcError{Procedure: name, Reason: ReasonNotFound, Message: fmt.Sprintf("%q is not a procedure name (letters, digits, _ . + -; no slashes)", name)}
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := readScriptDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("find %s %s: %w", kind, name, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -207,7 +207,7 @@ func reflexFirings(all []lifeRows) map[string][]EpisodeRef {
 // recorded after its last change.
 func written(p *Procedure, all []lifeRows) ([]EpisodeRef, *EpisodeRef) {
 	refs := []EpisodeRef{}
-	data, err := os.ReadFile(p.Path)
+	data, err := readCiting(p.Path)
 	if err == nil {
 		ids := map[string]bool{}
 		for _, id := range epRe.FindAllString(string(data), -1) {
@@ -241,6 +241,21 @@ func written(p *Procedure, all []lifeRows) ([]EpisodeRef, *EpisodeRef) {
 		}
 	}
 	return refs, nil
+}
+
+// maxCiteScan is how much of a script is searched for the episodes it
+// cites (ep_NNNNNN).
+const maxCiteScan = 1 << 20
+
+// readCiting reads the first maxCiteScan bytes of the script at path,
+// opened confined to mine/ as LoadProcedure opens it.
+func readCiting(path string) ([]byte, error) {
+	f, err := openScript(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxCiteScan))
 }
 
 // CatalogJSON is the catalog as served at /mfm/mine/procedures/.catalog:

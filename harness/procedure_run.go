@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -21,7 +21,7 @@ import (
 const (
 	ReasonRefused     = "refused"      // exited non-zero with a message: a precondition failed
 	ReasonCrashed     = "crashed"      // exited non-zero with a traceback or a signal
-	ReasonTimeout     = "timeout"      // ran past its timeout; its process group was killed
+	ReasonTimeout     = "timeout"      // ran past its timeout; it and its descendants were killed
 	ReasonOutputLimit = "output-limit" // printed more than the output cap; killed
 	ReasonBadOutput   = "bad-output"   // did not print {"actions": [...]} correctly
 	ReasonDisabled    = "disabled"     // carries an mfm-disabled line
@@ -334,8 +334,9 @@ func (r *Runner) expandItems(ctx context.Context, res *Result, actions []json.Ra
 }
 
 // exec starts one procedure process: state on stdin, --args JSON, in its
-// own process group, killed whole on timeout or when its stdout passes the
-// cap.
+// own process group (and PID namespace when allowed); it and every process
+// it started are killed when it exits, on timeout, or when its stdout
+// passes the cap (procTree).
 func (r *Runner) exec(ctx context.Context, p *Procedure, args map[string]any, state []byte, chain []string) (output, Invocation, error) {
 	inv := Invocation{Name: p.Name, Args: args, SHA256: p.SHA256, ExitCode: -1}
 	fail := func(reason, msg, stderr string, code int) (output, Invocation, error) {
@@ -361,6 +362,10 @@ func (r *Runner) exec(ctx context.Context, p *Procedure, args map[string]any, st
 	return out, inv, nil
 }
 
+// drainGrace is how long the pipes are read after a procedure exited and
+// its process tree was killed.
+const drainGrace = 2 * time.Second
+
 // spawn runs a script and returns its stdout and stderr; a non-nil error
 // comes with its Reason.
 func (r *Runner) spawn(ctx context.Context, p *Procedure, args map[string]any, state []byte, chain []string) (stdout []byte, stderr string, code int, reason string, err error) {
@@ -375,34 +380,74 @@ func (r *Runner) spawn(ctx context.Context, p *Procedure, args map[string]any, s
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := append(append([]string(nil), p.Command...), p.Path, "--args", string(argJSON))
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dirOf(p.Path)
-	cmd.Env = append(append(os.Environ(),
+	tree := &procTree{token: newRunToken()}
+	env := append(append(os.Environ(),
 		"MFM_PROCEDURE="+p.Name,
 		"MFM_PROCEDURE_KIND="+p.Kind,
 		"MFM_PROCEDURE_DEPTH="+strconv.Itoa(len(chain)-1),
 		"MFM_PROCEDURES_DIR="+r.Dir,
 		"PYTHONDONTWRITEBYTECODE=1"), r.Env...)
-	cmd.Stdin = bytes.NewReader(state)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var killOnce sync.Once
-	killGroup := func() {
-		killOnce.Do(func() {
-			if cmd.Process != nil {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			}
-		})
-	}
-	cmd.Cancel = func() error { killGroup(); return nil }
-	cmd.WaitDelay = time.Second
-	out := &capWriter{max: r.maxOutput(), onOver: killGroup}
-	errb := &capWriter{max: r.maxStderr(), keepTail: true}
-	cmd.Stdout, cmd.Stderr = out, errb
-	if err := cmd.Start(); err != nil {
+	env = append(env, procRunEnv+"="+tree.token)
+	// stdin, stdout and stderr are pipes served here, not by os/exec:
+	// Wait then returns when the procedure exits, even if a helper it left
+	// behind holds the pipes, and what it printed is kept.
+	outR, outW, err := os.Pipe()
+	if err != nil {
 		return nil, "", -1, ReasonStart, fmt.Errorf("start %s: %v", strings.Join(argv[:len(argv)-2], " "), err)
 	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, "", -1, ReasonStart, fmt.Errorf("start %s: %v", strings.Join(argv[:len(argv)-2], " "), err)
+	}
+	defer outR.Close()
+	defer errR.Close()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		errW.Close()
+		return nil, "", -1, ReasonStart, fmt.Errorf("start %s: %v", strings.Join(argv[:len(argv)-2], " "), err)
+	}
+	defer inW.Close() // unblocks the state writer if a process outside the tree holds stdin
+	out := &capWriter{max: r.maxOutput(), onOver: tree.kill}
+	errb := &capWriter{max: r.maxStderr(), keepTail: true}
+	build := func() *exec.Cmd {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = dirOf(p.Path)
+		cmd.Env = env
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		cmd.Cancel = func() error { tree.kill(); return nil }
+		return cmd
+	}
+	err = tree.start(build)
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return nil, "", -1, ReasonStart, fmt.Errorf("start %s: %v", strings.Join(argv[:len(argv)-2], " "), err)
+	}
+	go func() {
+		_, _ = inW.Write(state) // a procedure need not read its state
+		inW.Close()
+	}()
+	var readers sync.WaitGroup
+	readers.Go(func() { _, _ = io.Copy(out, outR) })
+	readers.Go(func() { _, _ = io.Copy(errb, errR) })
+	cmd := tree.cmd
 	werr := cmd.Wait()
-	killGroup() // leave no stray children behind
+	ctxErr := ctx.Err() // the drain below must not turn a finished run into a timeout
+	tree.kill()         // leave no stray process behind
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainGrace):
+		// a process outside the tree still holds a pipe: keep what came
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
 	stderr = errb.String()
 	code = -1
 	if cmd.ProcessState != nil {
@@ -411,10 +456,10 @@ func (r *Runner) spawn(ctx context.Context, p *Procedure, args map[string]any, s
 	switch {
 	case out.over:
 		return nil, stderr, -1, ReasonOutputLimit, fmt.Errorf("printed more than %d bytes on stdout; killed", r.maxOutput())
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, stderr, -1, ReasonTimeout, fmt.Errorf("still running after %s; its process group was killed", timeout)
-	case ctx.Err() != nil:
-		return nil, stderr, -1, ReasonTimeout, fmt.Errorf("cancelled: %v", ctx.Err())
+	case errors.Is(ctxErr, context.DeadlineExceeded):
+		return nil, stderr, -1, ReasonTimeout, fmt.Errorf("still running after %s; it and every process it started were killed", timeout)
+	case ctxErr != nil:
+		return nil, stderr, -1, ReasonTimeout, fmt.Errorf("cancelled: %v", ctxErr)
 	case werr != nil && code > 0:
 		msg := refusalMessage(stderr)
 		if isCrash(stderr) {

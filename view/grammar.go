@@ -193,19 +193,22 @@ type option struct {
 	key  string
 	want string // the accepted forms, shown when the value is malformed
 	set  func(s *Spec, val string, hasVal bool) bool
+	// explain, when set, says what is wrong with a value set refused
+	// ("" when it cannot tell).
+	explain func(val string) string
 }
 
 // The options of each kind of view, in their canonical order.
 var (
 	frameOptions = []option{
-		{"crop", "crop=X,Y,W,H (frame pixels, W and H at least 1)", func(s *Spec, val string, _ bool) bool {
+		{"crop", fmt.Sprintf("crop=X,Y,W,H (frame pixels, each a whole number from 0 to %d, W and H at least 1)", maxCoord), func(s *Spec, val string, _ bool) bool {
 			v, ok := ints(val, 4, 0, maxCoord)
 			if !ok || v[2] == 0 || v[3] == 0 {
 				return false
 			}
 			s.Frame.Crop = image.Rect(v[0], v[1], v[0]+v[2], v[1]+v[3])
 			return true
-		}},
+		}, explainCrop},
 		{"zoom", fmt.Sprintf("zoom=N or zoom=N,smooth (N a whole factor from 2 to %d)", maxZoomArg), func(s *Spec, val string, _ bool) bool {
 			n, mode, _ := strings.Cut(val, ",")
 			z, ok := atoi(n, 1, maxZoomArg)
@@ -217,7 +220,7 @@ var (
 			}
 			s.Frame.Zoom, s.Frame.Smooth = z, mode == "smooth"
 			return true
-		}},
+		}, nil},
 		{"grid", "grid or grid=N (a line every N frame pixels, 2 to 4096)", func(s *Spec, val string, hasVal bool) bool {
 			if !hasVal {
 				s.Frame.Grid = -1
@@ -226,51 +229,72 @@ var (
 			g, ok := atoi(val, 2, 4096)
 			s.Frame.Grid = g
 			return ok
-		}},
+		}, nil},
 		{"thennow", "thennow or thennow=QUESTION (the last operation)", func(s *Spec, val string, hasVal bool) bool {
 			s.Frame.ThenNow, s.Frame.Question = true, val
 			return !hasVal || val != ""
-		}},
+		}, nil},
 	}
 	sheetOptions = []option{
 		{"steps", "steps=A..B (A <= B)", func(s *Spec, val string, _ bool) bool {
 			a, b, ok := span(val, 0, 1<<30)
 			s.Sheet.Steps, s.Sheet.From, s.Sheet.To = ok, int64(a), int64(b)
 			return ok
-		}},
+		}, nil},
 		{"cols", "cols=N (1 to 64)", func(s *Spec, val string, _ bool) bool {
 			c, ok := atoi(val, 1, 64)
 			s.Sheet.Cols = c
 			return ok
-		}},
+		}, nil},
 		{"tile", "tile=W (tile width, 32 to 1024 pixels)", func(s *Spec, val string, _ bool) bool {
 			w, ok := atoi(val, 32, 1024)
 			s.Sheet.TileW = defaultTo(w, DefaultTileW)
 			return ok
-		}},
+		}, nil},
 	}
 	mapOptions = []option{
 		{"r", fmt.Sprintf("r=N (radius in blocks, 1 to %d)", maxMapRadiusArg), func(s *Spec, val string, _ bool) bool {
 			r, ok := atoi(val, 1, maxMapRadiusArg)
 			s.Map.R = defaultTo(r, DefaultMapRadius)
 			return ok
-		}},
+		}, nil},
 		{"y", "y=A..B (keep cells with A <= y <= B)", func(s *Spec, val string, _ bool) bool {
 			a, b, ok := span(val, -maxCoord, maxCoord)
 			s.Map.YBand, s.Map.YMin, s.Map.YMax = ok, a, b
 			return ok
-		}},
+		}, nil},
 		{"cell", "cell=PX (pixels per block, 1 to 64)", func(s *Spec, val string, _ bool) bool {
 			c, ok := atoi(val, 1, 64)
 			s.Map.Cell = defaultTo(c, DefaultMapCell)
 			return ok
-		}},
+		}, nil},
 		{"north", "north=+z (north is +z, as in Luanti; the default north=-z is Minecraft's)", func(s *Spec, val string, _ bool) bool {
 			s.Map.NorthPlusZ = val == "+z"
 			return val == "+z" || val == "-z"
-		}},
+		}, nil},
 	}
 )
+
+// explainCrop says which of crop's X,Y,W,H is wrong and how.
+func explainCrop(val string) string {
+	parts := strings.Split(val, ",")
+	if len(parts) != 4 {
+		return fmt.Sprintf("%d value(s), want 4", len(parts))
+	}
+	for i, p := range parts {
+		name := [...]string{"X", "Y", "W", "H"}[i]
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return fmt.Sprintf("%s %q is not a whole number from 0", name, p)
+		}
+		if n, err := strconv.ParseUint(p, 10, 64); err != nil || n > maxCoord {
+			return fmt.Sprintf("%s %s is more than %d, the largest a frame coordinate may be", name, p, maxCoord)
+		}
+		if i >= 2 && strings.Trim(p, "0") == "" {
+			return fmt.Sprintf("%s is 0: W and H are at least 1", name)
+		}
+	}
+	return ""
+}
 
 // defaultTo stores the default value d as 0.
 func defaultTo(v, d int) int {
@@ -307,6 +331,11 @@ func parseOptions(s *Spec, rel string, parts []string, opts []option, what strin
 		}
 		seen[i] = true
 		if !opts[i].set(s, val, hasVal) {
+			if opts[i].explain != nil {
+				if why := opts[i].explain(val); why != "" {
+					return fmt.Errorf("view %q: %q: %s; want %s", rel, p, why, opts[i].want)
+				}
+			}
 			return fmt.Errorf("view %q: %q: want %s", rel, p, opts[i].want)
 		}
 	}

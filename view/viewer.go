@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,12 +52,22 @@ func New(store *episodes.Store, lim Limits) (*Viewer, error) {
 // Close releases the store directory.
 func (v *Viewer) Close() error { return v.root.Close() }
 
-// open opens a store-relative slash path inside the store.
+// open opens a store-relative slash path inside the store. now/frame.png
+// is the latest frame: the file when the harness wrote one, else the last
+// episode's (episodes.LatestFramePath), as the mount serves it.
 func (v *Viewer) open(name string) (*os.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, fmt.Errorf("%q is not a path inside the store", name)
 	}
-	return v.root.Open(name)
+	f, err := v.root.Open(name)
+	if name == nowFrame && errors.Is(err, fs.ErrNotExist) {
+		if latest, lerr := episodes.LatestFramePath(v.store); lerr == nil {
+			if rel, rerr := filepath.Rel(v.store.Root, latest); rerr == nil && filepath.IsLocal(rel) {
+				return v.root.Open(filepath.ToSlash(rel))
+			}
+		}
+	}
+	return f, err
 }
 
 // CacheStats reports the rendered-output and decoded-frame caches: entries,
