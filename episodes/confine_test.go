@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,6 +92,14 @@ func TestLatestFrameConfined(t *testing.T) {
 			}
 			if len(issues) != 1 || issues[0].Line != 2 || issues[0].Severity != Problem || !strings.Contains(issues[0].Msg, c.wantIssue) {
 				t.Errorf("issues %v, want one problem on line 2 saying %q", issues, c.wantIssue)
+			}
+			// fsck reports it too.
+			rep, err := Verify(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(rep.Issues, func(i Issue) bool { return i.Severity == Problem && strings.Contains(i.Msg, c.wantIssue) }) {
+				t.Errorf("Verify issues %v, want a problem saying %q", rep.Issues, c.wantIssue)
 			}
 		})
 	}

@@ -106,6 +106,11 @@ func Verify(s *Store) (*Report, error) {
 			return nil, err
 		}
 	}
+	escapes, err := CheckConfinement(s)
+	if err != nil {
+		return nil, err
+	}
+	rep.Issues = append(rep.Issues, escapes...)
 	return rep, nil
 }
 
