@@ -115,6 +115,9 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 	default:
 		fmt.Fprintf(&w, "[END] %s %s\n", s.run.Termination, s.run.Error)
 	}
+	if s.run.Termination == EndDone || s.run.Termination == EndBudget {
+		fmt.Fprintf(&w, "[END] %s\n", s.notesNow())
+	}
 	return w.String()
 }
 

@@ -194,8 +194,29 @@ type PlanError struct{ Err error }
 func (e *PlanError) Error() string { return e.Err.Error() }
 func (e *PlanError) Unwrap() error { return e.Err }
 
-// ErrEnded is returned for a plan sent after the run ended.
-var ErrEnded = errors.New("the run has ended")
+// ErrEnded is returned (in a *PlanError) for a plan sent after the run
+// ended: nothing acts any more, the memory stays for the agent's notes.
+var ErrEnded = errors.New("the task has ended")
+
+// endedError says the run is over, how it went, and that the agent
+// should write its notes now.
+func (s *Session) endedError() error {
+	reached := 0
+	for _, m := range s.run.Milestones {
+		if m.Reached {
+			reached++
+		}
+	}
+	return fmt.Errorf("%w (%s): %d of %d goals reached, %d of %d steps used; nothing was done. %s",
+		ErrEnded, s.run.Termination, reached, len(s.run.Milestones), s.run.StepsUsed, s.run.Budget, s.notesNow())
+}
+
+// notesNow tells the agent to write its notes while the memory is still
+// there.
+func (s *Session) notesNow() string {
+	return fmt.Sprintf("Write your notes now in %s (notes.md, working.md, procedures/): mfmd act no longer acts, "+
+		"the memory stays until mfmd play is stopped (Ctrl-C) or its --linger runs out; see run.json", s.shownMine(""))
+}
 
 // step is one resolved plan entry.
 type step struct {
@@ -308,7 +329,7 @@ func (s *Session) Act(ctx context.Context, src, source string) (string, *TurnRec
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return "", nil, &PlanError{fmt.Errorf("%w (%s): see run.json", ErrEnded, s.run.Termination)}
+		return "", nil, &PlanError{s.endedError()}
 	}
 	refuse := func(err error) (string, *TurnRecord, error) {
 		s.refusals++

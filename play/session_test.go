@@ -293,9 +293,18 @@ func TestBudgetAndDone(t *testing.T) {
 	if run.Termination != EndBudget || run.StepsUsed < 10 || run.Ended == "" {
 		t.Errorf("run %+v", run)
 	}
+	if !strings.Contains(block, "[END] Write your notes now in "+f.store.Path(episodes.MineDir)) {
+		t.Errorf("the block that ends the run does not ask for the notes:\n%s", block)
+	}
+	step0 := f.world.State().Step
 	_, _, err := f.sess.Act(context.Background(), "wait ticks=1", "test")
-	if !errors.Is(err, ErrEnded) {
+	var pe *PlanError
+	if !errors.Is(err, ErrEnded) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "the task has ended (budget): 0 of 1 goals reached") ||
+		!strings.Contains(err.Error(), "Write your notes now") || !strings.Contains(err.Error(), "Ctrl-C") {
 		t.Errorf("act after the end: %v", err)
+	}
+	if f.world.State().Step != step0 {
+		t.Errorf("a plan after the end acted")
 	}
 
 	g := newFixture(t, logTask, Options{})
@@ -305,6 +314,12 @@ func TestBudgetAndDone(t *testing.T) {
 	}
 	if run, _ := ReadRun(g.store); run.Termination != EndDone {
 		t.Errorf("termination %s", run.Termination)
+	}
+	if !strings.Contains(block, "[END] Write your notes now") {
+		t.Errorf("the block that reaches the last goal does not ask for the notes:\n%s", block)
+	}
+	if _, _, err := g.sess.Act(context.Background(), "wait ticks=1", "test"); err == nil || !strings.Contains(err.Error(), "the task has ended (done): 3 of 3 goals reached") {
+		t.Errorf("act after the task is done: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,7 +29,7 @@ func init() {
 	register(&command{
 		name:    "play",
 		summary: "play a task: start the game, record into a store, serve mfmd act (and run an agent command per turn)",
-		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--work DIR] [--world luanti|sim]",
+		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim]",
 		run:     runPlay,
 	})
 }
@@ -52,9 +53,19 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	maxTurns := fl.Int("max-turns", 0, "with --agent-cmd: stop after this many turns (0: until the task ends)")
 	work := fl.String("work", ".", "the agent's work directory: the brief is written there as BRIEF.md and AGENTS.md")
 	world := fl.String("world", "luanti", "luanti (the real game, headless) or sim (a small simulated world, for trying the loop)")
+	linger := fl.Duration("linger", defaultLinger, "after the task ends (done or budget), keep the mount, mine/ and the socket (answering mfmd act that the task has ended) this long for the agent's notes, or until Ctrl-C; 0: stop at once (default with --agent-cmd, whose command gets one notes turn instead)")
 	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
+	}
+	lingerSet := false
+	fl.Visit(func(f *flag.Flag) { lingerSet = lingerSet || f.Name == "linger" })
+	if *agentCmd != "" && !lingerSet {
+		*linger = 0
+	}
+	if *linger < 0 {
+		fmt.Fprintf(stderr, "mfmd play: --linger %s: want a duration of 0 or more (e.g. 15m)\n", *linger)
+		return 2
 	}
 	if *taskName == "" || fl.NArg() != 0 {
 		fmt.Fprintln(stderr, "mfmd play: need --task TASK and no other arguments")
@@ -191,10 +202,20 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if reason != "" {
 			_ = sess.Stop(reason)
 		}
+		if t := sess.Termination(); (t == play.EndDone || t == play.EndBudget) && ctx.Err() == nil {
+			notesTurn(ctx, sess, *agentCmd, workDir, env, brief, *agentTimeout, stderr)
+		}
 	} else {
 		select {
 		case <-sess.Done():
 		case <-ctx.Done():
+		}
+	}
+	if t := sess.Termination(); (t == play.EndDone || t == play.EndBudget) && *linger > 0 && ctx.Err() == nil {
+		fmt.Fprintf(stdout, "The task has ended (%s). %s stays for the agent's notes (mfmd act answers that the task has ended) until Ctrl-C or %s (--linger).\n", t, memory, *linger)
+		select {
+		case <-ctx.Done():
+		case <-time.After(*linger):
 		}
 	}
 	if sess.Termination() == play.EndRunning {
@@ -362,6 +383,21 @@ func driveAgent(ctx context.Context, sess *play.Session, cmdline, workDir string
 		}
 	}
 	return ""
+}
+
+// defaultLinger is how long an agent-driven play keeps the memory after
+// the task ends: time for a coding agent to read the last turn block and
+// write its notes.
+const defaultLinger = 15 * time.Minute
+
+// notesTurn runs the agent command once more after the task ended, with
+// the last turn block and the request to write its notes; a plan it
+// prints is not run.
+func notesTurn(ctx context.Context, sess *play.Session, cmdline, workDir string, env []string, brief string, timeout time.Duration, stderr io.Writer) {
+	input := brief + "\n\n# Turn\n\n" + sess.LastBlock() + "\nThe task has ended: write your notes in mine/ now. No plan is run any more.\n"
+	if _, err := runAgentOnce(ctx, cmdline, workDir, append(env, "MFM_PLAY_ENDED="+sess.Termination()), input, timeout); err != nil {
+		fmt.Fprintf(stderr, "mfmd play: agent command, notes turn: %v\n", err)
+	}
 }
 
 // runAgentOnce runs the command with input on stdin and returns its
