@@ -73,6 +73,7 @@ type Session struct {
 	gov         governor
 	lastBlock   string
 	lastFrame   string
+	reads       *readLog       // the mount's access log, for reads_before
 	fired       map[string]int // reflex firings in this run, by reflex
 	refusals    int            // plans refused so far
 	lastRefusal string         // why the latest was
@@ -111,7 +112,7 @@ func NewSession(opt Options) (*Session, error) {
 	if opt.Budget > 0 {
 		budget = opt.Budget
 	}
-	s := &Session{opt: opt, atoms: atoms, tracker: task.NewTracker(opt.Task), life: life, started: opt.Clock(), done: make(chan struct{})}
+	s := &Session{opt: opt, atoms: atoms, tracker: task.NewTracker(opt.Task), life: life, started: opt.Clock(), done: make(chan struct{}), reads: newReadLog(opt.Store)}
 	st := opt.World.State()
 	s.startStep = st.Step
 	s.tracker.SetStart(st)

@@ -423,3 +423,66 @@ func TestReadBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsBefore: run.json attributes the mount's access log rows to the
+// turn whose plan they came before; reads of earlier runs are left out,
+// reads after the last turn are reads_after.
+func TestReadsBefore(t *testing.T) {
+	f := newFixture(t, logTask, Options{})
+	logPath := f.store.Path(episodes.MetaDir, AccessLogName)
+	read := func(path, kind string) {
+		t.Helper()
+		line := `{"time":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","path":"` + path + `","kind":"` + kind + `","pid":7}` + "\n"
+		fh, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		if _, err := fh.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read("/README.md", "readme") // an earlier run's
+	tk := f.sess.opt.Task
+	sess, err := NewSession(Options{Task: tk, Store: f.store, World: f.world})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := func(plan string) {
+		t.Helper()
+		if _, _, err := sess.Act(context.Background(), plan, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read("/index.jsonl", "index")
+	read("/map/here.txt", "view")
+	act("wait ticks=1")
+	read("/episodes/ep_000001/frames/000001.png", "frame")
+	act("wait ticks=1")
+	read("/mine/notes.md", "note-write")
+	if err := sess.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadRun(f.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := func(rs []MemoryRead) string {
+		var p []string
+		for _, r := range rs {
+			p = append(p, r.Kind+":"+r.Path)
+		}
+		return strings.Join(p, " ")
+	}
+	if len(run.Turns) != 2 {
+		t.Fatalf("%d turns", len(run.Turns))
+	}
+	for i, want := range []string{"index:/index.jsonl view:/map/here.txt", "frame:/episodes/ep_000001/frames/000001.png"} {
+		if got := paths(run.Turns[i].ReadsBefore); got != want {
+			t.Errorf("turn %d reads_before %q, want %q", i+1, got, want)
+		}
+	}
+	if got := paths(run.ReadsAfter); got != "note-write:/mine/notes.md" {
+		t.Errorf("reads_after %q", got)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -129,6 +130,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	}
 
 	mountAt := ""
+	unmount := func() {}
 	if *mnt != "" {
 		if mountAt, err = filepath.Abs(*mnt); err != nil {
 			return fail(stderr, "play", err)
@@ -145,11 +147,21 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "play", err)
 		}
-		defer func() {
+		unmount = sync.OnceFunc(func() {
 			if err := srv.Unmount(); err != nil {
 				slog.Warn("play: unmount", "err", err)
 			}
-		}()
+			// Wait flushes the access log; a lazily detached mount held
+			// open by the agent is not waited for long
+			waited := make(chan struct{})
+			go func() { srv.Wait(); close(waited) }()
+			select {
+			case <-waited:
+			case <-time.After(5 * time.Second):
+				slog.Warn("play: the mount is still held open; its last reads may miss run.json", "mount", mountAt)
+			}
+		})
+		defer unmount()
 	}
 	sess, err := play.NewSession(play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget})
 	if err != nil {
@@ -223,6 +235,11 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	}
 	cancel()
 	<-served
+	// unmounting flushes the access log: run.json gets the last reads
+	unmount()
+	if err := sess.Flush(); err != nil {
+		slog.Warn("play: run.json", "err", err)
+	}
 	run := sess.Run()
 	reached := 0
 	for _, m := range run.Milestones {

@@ -359,6 +359,19 @@ func TestPlayMountSim(t *testing.T) {
 	if after, err := os.ReadFile(st.Path(episodes.MineDir, "after.md")); err != nil || string(after) != "- ended done\n" {
 		t.Errorf("the notes written through the mount after the end: %q %v", after, err)
 	}
+	// the scripted player reads the mount before its plans: run.json says before which
+	reads := 0
+	for _, tr := range run.Turns {
+		for _, r := range tr.ReadsBefore {
+			if r.Path == "" || r.Kind == "" {
+				t.Errorf("turn %s: read %+v", tr.ID, r)
+			}
+			reads++
+		}
+	}
+	if reads == 0 {
+		t.Errorf("no turn has reads_before")
+	}
 	acc, err := os.ReadFile(st.Path(".mfm", "access.jsonl"))
 	if err != nil || !bytes.Contains(acc, []byte("ep_000000")) {
 		t.Errorf("access log: %v\n%.400s", err, acc)
@@ -465,7 +478,16 @@ func TestPlayLingerMount(t *testing.T) {
 	if !strings.Contains(pout.String(), "stays for the agent's notes") || !strings.Contains(pout.String(), "15m0s (--linger)") {
 		t.Errorf("stdout: %s", pout.String())
 	}
-	if run, err := play.ReadRun(st); err != nil || run.Termination != play.EndDone {
-		t.Errorf("run.json: %s %v", run.Termination, err)
+	run, err := play.ReadRun(st)
+	if err != nil || run.Termination != play.EndDone {
+		t.Fatalf("run.json: %s %v", run.Termination, err)
+	}
+	// the notes written while lingering are the run's reads after its last turn
+	var after []string
+	for _, r := range run.ReadsAfter {
+		after = append(after, r.Kind+":"+r.Path)
+	}
+	if !strings.Contains(strings.Join(after, " "), "note-write:/mine/notes.md") {
+		t.Errorf("reads_after: %v", after)
 	}
 }
