@@ -225,7 +225,31 @@ type step struct {
 	spec  *AtomSpec // atom
 	args  Args
 	proc  *harness.Procedure // procedure
-	max   int
+	max   int                // worst-case step estimate
+}
+
+// estimates is the per-entry step estimates of a plan, as a refusal
+// prints them: "look_abs ≤10 ×3, go_to ≤234, {"forward":1} x20 ≤21".
+func estimates(steps []step) string {
+	var order []string
+	count := map[string]int{}
+	for _, sp := range steps {
+		name := sp.entry.Name
+		if sp.entry.IsRaw() {
+			name = sp.entry.String()
+		}
+		k := fmt.Sprintf("%s ≤%d", name, sp.max)
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	for i, k := range order {
+		if n := count[k]; n > 1 {
+			order[i] = fmt.Sprintf("%s ×%d", k, n)
+		}
+	}
+	return strings.Join(order, ", ")
 }
 
 // resolve checks a plan against the world's atoms, the agent's
@@ -270,7 +294,7 @@ func (s *Session) resolve(ctx context.Context, entries []Entry, st harness.State
 		out = append(out, sp)
 	}
 	if limit := s.run.PlanCap; total > limit {
-		return nil, total, fmt.Errorf("the plan may take up to %d steps, over the cap of %d per plan: send fewer or shorter entries", total, limit)
+		return nil, total, fmt.Errorf("the plan may take up to %d steps, over the cap of %d per plan (worst-case estimates: %s; see mfmd act --list): send fewer or shorter entries", total, limit, estimates(out))
 	}
 	return out, total, nil
 }
@@ -721,9 +745,9 @@ func (s *Session) ListAtoms() string {
 	atoms := s.opt.World.Atoms()
 	sort.Slice(atoms, func(i, j int) bool { return atoms[i].Name < atoms[j].Name })
 	for _, a := range atoms {
-		fmt.Fprintf(&w, "  %s\n      %s\n", a.signature(), a.Doc)
+		fmt.Fprintf(&w, "  %s  [steps: %s]\n      %s\n", a.signature(), a.stepsDoc(), a.Doc)
 	}
-	fmt.Fprintf(&w, "Raw actions: {KEY: 1, ...} xN holding any of %s for N ticks.\n", strings.Join(s.opt.World.RawKeys(), ", "))
+	fmt.Fprintf(&w, "Raw actions: {KEY: 1, ...} xN holding any of %s for N ticks [steps: N+1].\n", strings.Join(s.opt.World.RawKeys(), ", "))
 	procs, bad, err := harness.ListProcedures(s.opt.Procedures.Dir, harness.KindProcedure)
 	fmt.Fprintf(&w, "Your procedures (%s):\n", s.shownMine("procedures"))
 	switch {
@@ -746,7 +770,7 @@ func (s *Session) ListAtoms() string {
 	for _, e := range bad {
 		fmt.Fprintf(&w, "  unusable: %v\n", e)
 	}
-	fmt.Fprintf(&w, "Plan cap: %d steps per plan; budget %d steps, %d used.\n", s.run.PlanCap, s.run.Budget, s.usedLocked())
+	fmt.Fprintf(&w, "Plan cap: %d steps per plan, counting every entry at its worst-case estimate [steps] (a procedure: the sum of its items'); a step is one game tick. Budget %d steps, %d used.\n", s.run.PlanCap, s.run.Budget, s.usedLocked())
 	return w.String()
 }
 

@@ -203,7 +203,9 @@ func TestPlanRefusedRecordsNothing(t *testing.T) {
 		{"go_to x=1 z=1 speed=3", `no parameter "speed"`},
 		{"dig_down n=1.5", "want an integer"},
 		{"go_to x=1000 z=0", "over the cap of 400"},
-		{"wait ticks=300; wait ticks=200", "up to 500 steps, over the cap of 400"},
+		{"wait ticks=300; wait ticks=200", "up to 500 steps, over the cap of 400 per plan (worst-case estimates: wait ≤300, wait ≤200; see mfmd act --list)"},
+		{"look_abs yaw=0; look_abs yaw=90; wait ticks=398", "up to 402 steps, over the cap of 400 per plan (worst-case estimates: look_abs ≤2 ×2, wait ≤398;"},
+		{`go_to x=390 z=0; {"forward":1} x20`, `(worst-case estimates: go_to ≤393, {"forward":1} x20 ≤21;`},
 		{`{"fly":1} x3`, `unknown key(s) fly`},
 		{"go_to x", "want key=value"},
 		{"", "empty plan"},
@@ -484,5 +486,23 @@ func TestReadsBefore(t *testing.T) {
 	}
 	if got := paths(run.ReadsAfter); got != "note-write:/mine/notes.md" {
 		t.Errorf("reads_after %q", got)
+	}
+}
+
+// TestListAtoms: mfmd act --list shows each atom's worst-case step
+// estimate and what the plan cap counts.
+func TestListAtoms(t *testing.T) {
+	f := newFixture(t, logTask, Options{})
+	list := f.sess.ListAtoms()
+	for _, want := range []string{
+		"go_to(x:number, z:number, within:number=1)  [steps: 1 per block of distance + 3]",
+		"look_abs(yaw:number, pitch:number=0)  [steps: ≤2]",
+		"wait(ticks:int=10)  [steps: ticks]",
+		"for N ticks [steps: N+1]",
+		"Plan cap: 400 steps per plan, counting every entry at its worst-case estimate [steps]",
+	} {
+		if !strings.Contains(list, want) {
+			t.Errorf("--list lacks %q:\n%s", want, list)
+		}
 	}
 }
