@@ -83,6 +83,10 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 	if ent := entombed(st); ent != "" {
 		fmt.Fprintf(&w, "[NOTE] %s\n", ent)
 	}
+	tod, ok := st.Extra["time_of_day"].(float64)
+	if warn := nightWarning(tod, ok); warn != "" {
+		fmt.Fprintf(&w, "[WARN] %s\n", warn)
+	}
 	s.goalLines(&w)
 	if len(b.episodes) > 0 {
 		fmt.Fprintf(&w, "[EPISODES] %s\n", strings.Join(b.episodes, " "))

@@ -770,6 +770,7 @@ func (s *Session) ListAtoms() string {
 	for _, e := range bad {
 		fmt.Fprintf(&w, "  unusable: %v\n", e)
 	}
+	fmt.Fprintf(&w, "Conventions:\n%s", conventionsText("  "))
 	fmt.Fprintf(&w, "Plan cap: %d steps per plan, counting every entry at its worst-case estimate [steps] (a procedure: the sum of its items'); a step is one game tick. Budget %d steps, %d used.\n", s.run.PlanCap, s.run.Budget, s.usedLocked())
 	return w.String()
 }

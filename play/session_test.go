@@ -500,9 +500,55 @@ func TestListAtoms(t *testing.T) {
 		"wait(ticks:int=10)  [steps: ticks]",
 		"for N ticks [steps: N+1]",
 		"Plan cap: 400 steps per plan, counting every entry at its worst-case estimate [steps]",
+		"Yaw (degrees): 0 faces +z, 90 faces -x, 180 faces -z, 270 faces +x",
+		"`near start r=R` / `near X,Z r=R` measure horizontally (2-D",
+		"grid.jsonl cells and map/ views use floor(x)",
 	} {
 		if !strings.Contains(list, want) {
 			t.Errorf("--list lacks %q:\n%s", want, list)
 		}
+	}
+}
+
+// TestNightWarning: the turn block flags night and dusk from the state's
+// time_of_day, with Luanti's day-night thresholds.
+func TestNightWarning(t *testing.T) {
+	for _, c := range []struct {
+		tod  any
+		want string
+	}{
+		{0.95, "[WARN] night (time_of_day 0.950): frames are dark until time_of_day ≈ 0.22 (full daylight from 0.26)"},
+		{0.1, "[WARN] night (time_of_day 0.100)"},
+		{0.2, "[WARN] night (time_of_day 0.200)"},
+		{0.79, "[WARN] night (time_of_day 0.790)"},
+		{0.76, "[WARN] dusk (time_of_day 0.760): the frames go dark at time_of_day ≈ 0.78"},
+		{0.23, ""},
+		{0.5, ""},
+		{nil, ""},
+	} {
+		f := newFixture(t, logTask, Options{})
+		if c.tod != nil {
+			f.world.st.Extra = map[string]any{"time_of_day": c.tod}
+		}
+		block := f.act(t, "wait ticks=1")
+		got := ""
+		for _, l := range strings.Split(block, "\n") {
+			if strings.HasPrefix(l, "[WARN]") {
+				got = l
+			}
+		}
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("time_of_day %v: warning %q, want %q", c.tod, got, c.want)
+		}
+	}
+}
+
+// TestEntombedNote: a state that says the head is in a block gets the
+// note the brief explains.
+func TestEntombedNote(t *testing.T) {
+	f := newFixture(t, logTask, Options{})
+	f.world.st.Extra = map[string]any{"head_in_block": "dirt"}
+	if block := f.act(t, "wait ticks=1"); !strings.Contains(block, "[NOTE] your head is inside a block (dirt): the view is blind; dig out") {
+		t.Errorf("no entombed note:\n%s", block)
 	}
 }

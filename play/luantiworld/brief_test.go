@@ -41,6 +41,19 @@ func TestExampleBrief(t *testing.T) {
 			t.Errorf("brief lacks goal %s", m.Name)
 		}
 	}
+	for _, want := range []string{
+		"Yaw (degrees): 0 faces +z, 90 faces -x, 180 faces -z, 270 faces +x", // the adapter's atan2(-dx, dz)
+		"(2-D: height does not count)",
+		"grid.jsonl cells and map/ views use floor(x)",
+		"The plan cap counts every entry at its worst-case estimate",
+		"`[WARN] night`", "place torches",
+		"`[NOTE] your head is inside a block`",
+		"then **write your notes**", "stays mounted and `mine/` writable after the end",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("brief lacks %q", want)
+		}
+	}
 	if os.Getenv("MFM_UPDATE_BRIEF") == "1" {
 		if err := os.WriteFile(exampleBrief, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
