@@ -456,7 +456,7 @@ func TestPlayLingerMount(t *testing.T) {
 	if fi, err := os.Stat(st.Path(episodes.MineDir, "procedures")); err != nil || !fi.IsDir() {
 		t.Errorf("mine/procedures not made in the store: %v", err)
 	}
-	if code, _, e := act("go_to x=1 z=0"); code != 1 || !strings.Contains(e, "the task has ended (done)") || !strings.Contains(e, "Ctrl-C") {
+	if code, _, e := act("go_to x=1 z=0"); code != 1 || !strings.HasPrefix(e, "mfmd act: the task has ended (done)") || !strings.Contains(e, "Ctrl-C") {
 		t.Errorf("act while lingering: %d %s", code, e)
 	}
 	select {
