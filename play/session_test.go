@@ -552,3 +552,29 @@ func TestEntombedNote(t *testing.T) {
 		t.Errorf("no entombed note:\n%s", block)
 	}
 }
+
+// FuzzReadLog feeds arbitrary access-log bytes to the reader: no panic,
+// and every row read is attributed to one turn or to reads_after.
+func FuzzReadLog(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-12-04T00:48:55.325731835Z","path":"/README.md","kind":"readme","pid":1}` + "\n"))
+	f.Add([]byte(`{"time":"2026-12-04T00:50:00Z","path":"/grid.jsonl","kind":"grid"}` + "\n" + `{"time":"bad","path":"/x"}` + "\n{\"path\":"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		l := &readLog{path: filepath.Join(dir, AccessLogName)}
+		if err := os.WriteFile(l.path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.follow(); err != nil {
+			t.Fatal(err)
+		}
+		run := RunRecord{Turns: []TurnRecord{{ID: "t0001", Started: "2026-12-04T00:49:00Z"}, {ID: "t0002", Started: "2026-12-04T00:51:00Z"}}}
+		after := l.attribute(&run)
+		n := len(after)
+		for _, tr := range run.Turns {
+			n += len(tr.ReadsBefore)
+		}
+		if n != len(l.reads) || len(l.reads) != len(l.times) {
+			t.Fatalf("%d reads, %d attributed", len(l.reads), n)
+		}
+	})
+}
