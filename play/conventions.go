@@ -12,7 +12,7 @@ import (
 var Conventions = []string{
 	"Yaw (degrees): 0 faces +z, 90 faces -x, 180 faces -z, 270 faces +x (a larger yaw is a turn to the left). " +
 		"Pitch: 0 is level, positive looks down (90 straight down, -90 up; kept within ±89).",
-	"Positions: [STATE] and state.json give the exact position (x and z horizontal, y at the feet). " +
+	"Positions: state.json gives the exact position ([STATE] to 0.1; x and z horizontal, y at the feet). " +
 		"The game's blocks are centred on whole numbers: the block you stand in is (round(x), round(y), round(z)), " +
 		"the one under your feet is `below`; look_at, `pointed` and the events use these block coordinates. " +
 		"grid.jsonl cells and map/ views use floor(x), floor(y), floor(z) instead: half a block off (cell -67 holds x from -67 to -66).",
