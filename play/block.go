@@ -83,6 +83,10 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 	if ent := entombed(st); ent != "" {
 		fmt.Fprintf(&w, "[NOTE] %s\n", ent)
 	}
+	tod, ok := st.Extra["time_of_day"].(float64)
+	if warn := nightWarning(tod, ok); warn != "" {
+		fmt.Fprintf(&w, "[WARN] %s\n", warn)
+	}
 	s.goalLines(&w)
 	if len(b.episodes) > 0 {
 		fmt.Fprintf(&w, "[EPISODES] %s\n", strings.Join(b.episodes, " "))
@@ -114,6 +118,9 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 		fmt.Fprintln(&w, "[END] the step budget is spent")
 	default:
 		fmt.Fprintf(&w, "[END] %s %s\n", s.run.Termination, s.run.Error)
+	}
+	if s.run.Termination == EndDone || s.run.Termination == EndBudget {
+		fmt.Fprintf(&w, "[END] %s\n", s.notesNow())
 	}
 	return w.String()
 }

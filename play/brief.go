@@ -45,7 +45,8 @@ func Brief(b BriefInfo) (string, error) {
 		Ordered                                                bool
 		Goals                                                  []goal
 		Atoms                                                  []atom
-	}{Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
+		Conventions                                            []string
+	}{Conventions: Conventions, Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
 		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered}
 	for i, m := range t.Milestones {
 		if t.Ordered && i > 0 {

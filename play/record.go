@@ -31,6 +31,9 @@ type RunRecord struct {
 	WallSeconds float64           `json:"wall_seconds"`
 	Store       string            `json:"store"`
 	Mount       string            `json:"mount,omitempty"`
+	// ReadsAfter are the memory reads no turn followed: during the last
+	// turn and after it (the notes written after the end).
+	ReadsAfter []MemoryRead `json:"reads_after,omitempty"`
 }
 
 // TaskRecord is the task as run.json keeps it.
@@ -73,6 +76,9 @@ type TurnRecord struct {
 	Steps        int           `json:"steps"`
 	Entries      []EntryRecord `json:"entries"`
 	Milestones   []string      `json:"milestones,omitempty"`
+	// ReadsBefore are the memory reads (the mount's access log) that
+	// came before this turn's plan, since the previous turn began.
+	ReadsBefore []MemoryRead `json:"reads_before,omitempty"`
 }
 
 // EntryRecord is one plan entry's result.
@@ -102,7 +108,22 @@ func ReadRun(s *episodes.Store) (RunRecord, error) {
 	return r, nil
 }
 
+// Flush brings run.json up to date with the memory reads logged since
+// the last turn (call it after the mount's access log is flushed, e.g.
+// after unmounting).
+func (s *Session) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeRun()
+}
+
 func (s *Session) writeRun() error {
+	if s.reads != nil {
+		if err := s.reads.follow(); err != nil {
+			s.opt.Logger.Warn("play: read the access log", "err", err)
+		}
+		s.run.ReadsAfter = s.reads.attribute(&s.run)
+	}
 	b, err := json.MarshalIndent(s.run, "", " ")
 	if err != nil {
 		return fmt.Errorf("play: run.json: %w", err)

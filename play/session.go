@@ -73,6 +73,7 @@ type Session struct {
 	gov         governor
 	lastBlock   string
 	lastFrame   string
+	reads       *readLog       // the mount's access log, for reads_before
 	fired       map[string]int // reflex firings in this run, by reflex
 	refusals    int            // plans refused so far
 	lastRefusal string         // why the latest was
@@ -115,7 +116,7 @@ func NewSession(opt Options) (*Session, error) {
 	if opt.Budget > 0 {
 		budget = opt.Budget
 	}
-	s := &Session{opt: opt, atoms: atoms, tracker: task.NewTracker(opt.Task), life: life, started: opt.Clock(), done: make(chan struct{})}
+	s := &Session{opt: opt, atoms: atoms, tracker: task.NewTracker(opt.Task), life: life, started: opt.Clock(), done: make(chan struct{}), reads: newReadLog(opt.Store)}
 	st := opt.World.State()
 	s.startStep = st.Step
 	s.tracker.SetStart(st)
@@ -198,8 +199,29 @@ type PlanError struct{ Err error }
 func (e *PlanError) Error() string { return e.Err.Error() }
 func (e *PlanError) Unwrap() error { return e.Err }
 
-// ErrEnded is returned for a plan sent after the run ended.
-var ErrEnded = errors.New("the run has ended")
+// ErrEnded is returned (in a *PlanError) for a plan sent after the run
+// ended: nothing acts any more, the memory stays for the agent's notes.
+var ErrEnded = errors.New("the task has ended")
+
+// endedError says the run is over, how it went, and that the agent
+// should write its notes now.
+func (s *Session) endedError() error {
+	reached := 0
+	for _, m := range s.run.Milestones {
+		if m.Reached {
+			reached++
+		}
+	}
+	return fmt.Errorf("%w (%s): %d of %d goals reached, %d of %d steps used; nothing was done. %s",
+		ErrEnded, s.run.Termination, reached, len(s.run.Milestones), s.run.StepsUsed, s.run.Budget, s.notesNow())
+}
+
+// notesNow tells the agent to write its notes while the memory is still
+// there.
+func (s *Session) notesNow() string {
+	return fmt.Sprintf("Write your notes now in %s (notes.md, working.md, procedures/): mfmd act no longer acts, "+
+		"the memory stays until mfmd play is stopped (Ctrl-C) or its --linger runs out; see run.json", s.shownMine(""))
+}
 
 // step is one resolved plan entry.
 type step struct {
@@ -207,7 +229,31 @@ type step struct {
 	spec  *AtomSpec // atom
 	args  Args
 	proc  *harness.Procedure // procedure
-	max   int
+	max   int                // worst-case step estimate
+}
+
+// estimates is the per-entry step estimates of a plan, as a refusal
+// prints them: "look_abs ≤10 ×3, go_to ≤234, {"forward":1} x20 ≤21".
+func estimates(steps []step) string {
+	var order []string
+	count := map[string]int{}
+	for _, sp := range steps {
+		name := sp.entry.Name
+		if sp.entry.IsRaw() {
+			name = sp.entry.String()
+		}
+		k := fmt.Sprintf("%s ≤%d", name, sp.max)
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	for i, k := range order {
+		if n := count[k]; n > 1 {
+			order[i] = fmt.Sprintf("%s ×%d", k, n)
+		}
+	}
+	return strings.Join(order, ", ")
 }
 
 // resolve checks a plan against the world's atoms, the agent's
@@ -252,7 +298,7 @@ func (s *Session) resolve(ctx context.Context, entries []Entry, st harness.State
 		out = append(out, sp)
 	}
 	if limit := s.run.PlanCap; total > limit {
-		return nil, total, fmt.Errorf("the plan may take up to %d steps, over the cap of %d per plan: send fewer or shorter entries", total, limit)
+		return nil, total, fmt.Errorf("the plan may take up to %d steps, over the cap of %d per plan (worst-case estimates: %s; see mfmd act --list): send fewer or shorter entries", total, limit, estimates(out))
 	}
 	return out, total, nil
 }
@@ -312,7 +358,7 @@ func (s *Session) Act(ctx context.Context, src, source string) (string, *TurnRec
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return "", nil, &PlanError{fmt.Errorf("%w (%s): see run.json", ErrEnded, s.run.Termination)}
+		return "", nil, &PlanError{s.endedError()}
 	}
 	refuse := func(err error) (string, *TurnRecord, error) {
 		s.refusals++
@@ -703,9 +749,9 @@ func (s *Session) ListAtoms() string {
 	atoms := s.opt.World.Atoms()
 	sort.Slice(atoms, func(i, j int) bool { return atoms[i].Name < atoms[j].Name })
 	for _, a := range atoms {
-		fmt.Fprintf(&w, "  %s\n      %s\n", a.signature(), a.Doc)
+		fmt.Fprintf(&w, "  %s  [steps: %s]\n      %s\n", a.signature(), a.stepsDoc(), a.Doc)
 	}
-	fmt.Fprintf(&w, "Raw actions: {KEY: 1, ...} xN holding any of %s for N ticks.\n", strings.Join(s.opt.World.RawKeys(), ", "))
+	fmt.Fprintf(&w, "Raw actions: {KEY: 1, ...} xN holding any of %s for N ticks [steps: N+1].\n", strings.Join(s.opt.World.RawKeys(), ", "))
 	procs, bad, err := harness.ListProcedures(s.opt.Procedures.Dir, harness.KindProcedure)
 	fmt.Fprintf(&w, "Your procedures (%s):\n", s.shownMine("procedures"))
 	switch {
@@ -728,7 +774,8 @@ func (s *Session) ListAtoms() string {
 	for _, e := range bad {
 		fmt.Fprintf(&w, "  unusable: %v\n", e)
 	}
-	fmt.Fprintf(&w, "Plan cap: %d steps per plan; budget %d steps, %d used.\n", s.run.PlanCap, s.run.Budget, s.usedLocked())
+	fmt.Fprintf(&w, "Conventions:\n%s", conventionsText("  "))
+	fmt.Fprintf(&w, "Plan cap: %d steps per plan, counting every entry at its worst-case estimate [steps] (a procedure: the sum of its items'); a step is one game tick. Budget %d steps, %d used.\n", s.run.PlanCap, s.run.Budget, s.usedLocked())
 	return w.String()
 }
 

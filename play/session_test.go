@@ -203,7 +203,9 @@ func TestPlanRefusedRecordsNothing(t *testing.T) {
 		{"go_to x=1 z=1 speed=3", `no parameter "speed"`},
 		{"dig_down n=1.5", "want an integer"},
 		{"go_to x=1000 z=0", "over the cap of 400"},
-		{"wait ticks=300; wait ticks=200", "up to 500 steps, over the cap of 400"},
+		{"wait ticks=300; wait ticks=200", "up to 500 steps, over the cap of 400 per plan (worst-case estimates: wait ≤300, wait ≤200; see mfmd act --list)"},
+		{"look_abs yaw=0; look_abs yaw=90; wait ticks=398", "up to 402 steps, over the cap of 400 per plan (worst-case estimates: look_abs ≤2 ×2, wait ≤398;"},
+		{`go_to x=390 z=0; {"forward":1} x20`, `(worst-case estimates: go_to ≤393, {"forward":1} x20 ≤21;`},
 		{`{"fly":1} x3`, `unknown key(s) fly`},
 		{"go_to x", "want key=value"},
 		{"", "empty plan"},
@@ -293,9 +295,18 @@ func TestBudgetAndDone(t *testing.T) {
 	if run.Termination != EndBudget || run.StepsUsed < 10 || run.Ended == "" {
 		t.Errorf("run %+v", run)
 	}
+	if !strings.Contains(block, "[END] Write your notes now in "+f.store.Path(episodes.MineDir)) {
+		t.Errorf("the block that ends the run does not ask for the notes:\n%s", block)
+	}
+	step0 := f.world.State().Step
 	_, _, err := f.sess.Act(context.Background(), "wait ticks=1", "test")
-	if !errors.Is(err, ErrEnded) {
+	var pe *PlanError
+	if !errors.Is(err, ErrEnded) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "the task has ended (budget): 0 of 1 goals reached") ||
+		!strings.Contains(err.Error(), "Write your notes now") || !strings.Contains(err.Error(), "Ctrl-C") {
 		t.Errorf("act after the end: %v", err)
+	}
+	if f.world.State().Step != step0 {
+		t.Errorf("a plan after the end acted")
 	}
 
 	g := newFixture(t, logTask, Options{})
@@ -305,6 +316,12 @@ func TestBudgetAndDone(t *testing.T) {
 	}
 	if run, _ := ReadRun(g.store); run.Termination != EndDone {
 		t.Errorf("termination %s", run.Termination)
+	}
+	if !strings.Contains(block, "[END] Write your notes now") {
+		t.Errorf("the block that reaches the last goal does not ask for the notes:\n%s", block)
+	}
+	if _, _, err := g.sess.Act(context.Background(), "wait ticks=1", "test"); err == nil || !strings.Contains(err.Error(), "the task has ended (done): 3 of 3 goals reached") {
+		t.Errorf("act after the task is done: %v", err)
 	}
 }
 
@@ -407,4 +424,157 @@ func TestReadBefore(t *testing.T) {
 			t.Errorf("read at +%v: %q, want %q", c.at, got, c.want)
 		}
 	}
+}
+
+// TestReadsBefore: run.json attributes the mount's access log rows to the
+// turn whose plan they came before; reads of earlier runs are left out,
+// reads after the last turn are reads_after.
+func TestReadsBefore(t *testing.T) {
+	f := newFixture(t, logTask, Options{})
+	logPath := f.store.Path(episodes.MetaDir, AccessLogName)
+	read := func(path, kind string) {
+		t.Helper()
+		line := `{"time":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","path":"` + path + `","kind":"` + kind + `","pid":7}` + "\n"
+		fh, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		if _, err := fh.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read("/README.md", "readme") // an earlier run's
+	tk := f.sess.opt.Task
+	sess, err := NewSession(Options{Task: tk, Store: f.store, World: f.world})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := func(plan string) {
+		t.Helper()
+		if _, _, err := sess.Act(context.Background(), plan, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read("/index.jsonl", "index")
+	read("/map/here.txt", "view")
+	act("wait ticks=1")
+	read("/episodes/ep_000001/frames/000001.png", "frame")
+	act("wait ticks=1")
+	read("/mine/notes.md", "note-write")
+	if err := sess.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadRun(f.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := func(rs []MemoryRead) string {
+		var p []string
+		for _, r := range rs {
+			p = append(p, r.Kind+":"+r.Path)
+		}
+		return strings.Join(p, " ")
+	}
+	if len(run.Turns) != 2 {
+		t.Fatalf("%d turns", len(run.Turns))
+	}
+	for i, want := range []string{"index:/index.jsonl view:/map/here.txt", "frame:/episodes/ep_000001/frames/000001.png"} {
+		if got := paths(run.Turns[i].ReadsBefore); got != want {
+			t.Errorf("turn %d reads_before %q, want %q", i+1, got, want)
+		}
+	}
+	if got := paths(run.ReadsAfter); got != "note-write:/mine/notes.md" {
+		t.Errorf("reads_after %q", got)
+	}
+}
+
+// TestListAtoms: mfmd act --list shows each atom's worst-case step
+// estimate and what the plan cap counts.
+func TestListAtoms(t *testing.T) {
+	f := newFixture(t, logTask, Options{})
+	list := f.sess.ListAtoms()
+	for _, want := range []string{
+		"go_to(x:number, z:number, within:number=1)  [steps: 1 per block of distance + 3]",
+		"look_abs(yaw:number, pitch:number=0)  [steps: ≤2]",
+		"wait(ticks:int=10)  [steps: ticks]",
+		"for N ticks [steps: N+1]",
+		"Plan cap: 400 steps per plan, counting every entry at its worst-case estimate [steps]",
+		"Yaw (degrees): 0 faces +z, 90 faces -x, 180 faces -z, 270 faces +x",
+		"`near start r=R` / `near X,Z r=R` measure horizontally (2-D",
+		"grid.jsonl cells and map/ views use floor(x)",
+	} {
+		if !strings.Contains(list, want) {
+			t.Errorf("--list lacks %q:\n%s", want, list)
+		}
+	}
+}
+
+// TestNightWarning: the turn block flags night and dusk from the state's
+// time_of_day, with Luanti's day-night thresholds.
+func TestNightWarning(t *testing.T) {
+	for _, c := range []struct {
+		tod  any
+		want string
+	}{
+		{0.95, "[WARN] night (time_of_day 0.950): frames are dark until time_of_day ≈ 0.22 (full daylight from 0.26)"},
+		{0.1, "[WARN] night (time_of_day 0.100)"},
+		{0.2, "[WARN] night (time_of_day 0.200)"},
+		{0.79, "[WARN] night (time_of_day 0.790)"},
+		{0.76, "[WARN] dusk (time_of_day 0.760): the frames go dark at time_of_day ≈ 0.78"},
+		{0.23, ""},
+		{0.5, ""},
+		{nil, ""},
+	} {
+		f := newFixture(t, logTask, Options{})
+		if c.tod != nil {
+			f.world.st.Extra = map[string]any{"time_of_day": c.tod}
+		}
+		block := f.act(t, "wait ticks=1")
+		got := ""
+		for _, l := range strings.Split(block, "\n") {
+			if strings.HasPrefix(l, "[WARN]") {
+				got = l
+			}
+		}
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("time_of_day %v: warning %q, want %q", c.tod, got, c.want)
+		}
+	}
+}
+
+// TestEntombedNote: a state that says the head is in a block gets the
+// note the brief explains.
+func TestEntombedNote(t *testing.T) {
+	f := newFixture(t, logTask, Options{})
+	f.world.st.Extra = map[string]any{"head_in_block": "dirt"}
+	if block := f.act(t, "wait ticks=1"); !strings.Contains(block, "[NOTE] your head is inside a block (dirt): the view is blind; dig out") {
+		t.Errorf("no entombed note:\n%s", block)
+	}
+}
+
+// FuzzReadLog feeds arbitrary access-log bytes to the reader: no panic,
+// and every row read is attributed to one turn or to reads_after.
+func FuzzReadLog(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-12-04T00:48:55.325731835Z","path":"/README.md","kind":"readme","pid":1}` + "\n"))
+	f.Add([]byte(`{"time":"2026-12-04T00:50:00Z","path":"/grid.jsonl","kind":"grid"}` + "\n" + `{"time":"bad","path":"/x"}` + "\n{\"path\":"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		l := &readLog{path: filepath.Join(dir, AccessLogName)}
+		if err := os.WriteFile(l.path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.follow(); err != nil {
+			t.Fatal(err)
+		}
+		run := RunRecord{Turns: []TurnRecord{{ID: "t0001", Started: "2026-12-04T00:49:00Z"}, {ID: "t0002", Started: "2026-12-04T00:51:00Z"}}}
+		after := l.attribute(&run)
+		n := len(after)
+		for _, tr := range run.Turns {
+			n += len(tr.ReadsBefore)
+		}
+		if n != len(l.reads) || len(l.reads) != len(l.times) {
+			t.Fatalf("%d reads, %d attributed", len(l.reads), n)
+		}
+	})
 }

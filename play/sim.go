@@ -59,12 +59,12 @@ func (w *SimWorld) GiveKit(kit map[string]int) error {
 func (w *SimWorld) Atoms() []AtomSpec {
 	return []AtomSpec{
 		{Name: "go_to", Doc: "walk to (x, z) until within `within` blocks; stops when hurt", Params: Params("x:number", "z:number", "within:number=1"),
-			MaxSteps: func(a Args, st harness.State) int { return int(math.Hypot(a.Float("x")-st.X, a.Float("z")-st.Z)) + 3 }},
-		{Name: "mine_ahead", Doc: "mine a trunk within 1.5 blocks (+1 tree)", MaxSteps: func(Args, harness.State) int { return 5 }},
-		{Name: "dig_down", Doc: "dig n blocks down (+n dirt)", Params: Params("n:int=1"), MaxSteps: func(a Args, _ harness.State) int { return 5 * a.Int("n") }},
-		{Name: "craft", Doc: "craft an item: wood (1 tree), stick (1 wood), pick_wood (3 wood, 2 stick)", Params: Params("item:string", "n:int=1"), MaxSteps: func(a Args, _ harness.State) int { return 2 * a.Int("n") }},
-		{Name: "look_abs", Doc: "turn to yaw (degrees) and pitch", Params: Params("yaw:number", "pitch:number=0"), MaxSteps: func(Args, harness.State) int { return 2 }},
-		{Name: "wait", Doc: "wait some ticks", Params: Params("ticks:int=10"), MaxSteps: func(a Args, _ harness.State) int { return a.Int("ticks") }},
+			MaxSteps: func(a Args, st harness.State) int { return int(math.Hypot(a.Float("x")-st.X, a.Float("z")-st.Z)) + 3 }, Steps: "1 per block of distance + 3"},
+		{Name: "mine_ahead", Doc: "mine a trunk within 1.5 blocks (+1 tree)", MaxSteps: func(Args, harness.State) int { return 5 }, Steps: "≤5"},
+		{Name: "dig_down", Doc: "dig n blocks down (+n dirt)", Params: Params("n:int=1"), MaxSteps: func(a Args, _ harness.State) int { return 5 * a.Int("n") }, Steps: "5 per block (n)"},
+		{Name: "craft", Doc: "craft an item: wood (1 tree), stick (1 wood), pick_wood (3 wood, 2 stick)", Params: Params("item:string", "n:int=1"), MaxSteps: func(a Args, _ harness.State) int { return 2 * a.Int("n") }, Steps: "2 per item (n)"},
+		{Name: "look_abs", Doc: "turn to yaw (degrees) and pitch", Params: Params("yaw:number", "pitch:number=0"), MaxSteps: func(Args, harness.State) int { return 2 }, Steps: "≤2"},
+		{Name: "wait", Doc: "wait some ticks", Params: Params("ticks:int=10"), MaxSteps: func(a Args, _ harness.State) int { return a.Int("ticks") }, Steps: "ticks"},
 	}
 }
 

@@ -71,9 +71,14 @@ type AtomSpec struct {
 	Name   string      `json:"name"`
 	Doc    string      `json:"doc"`
 	Params []ParamSpec `json:"params"`
-	// MaxSteps is the most environment steps a call may take (its
-	// closed-loop budget), used against the plan cap before anything runs.
+	// MaxSteps is the worst-case step estimate of a call, counted
+	// against the plan cap before anything runs: its closed-loop budget,
+	// or the most a successful call takes when the budget is reached
+	// only by a failure (which ends the plan anyway).
 	MaxSteps func(a Args, st harness.State) int `json:"-"`
+	// Steps says how MaxSteps is worked out ("≤10", "4 per block of
+	// distance + 42"), for mfmd act --list.
+	Steps string `json:"steps,omitempty"`
 }
 
 // Params parses a compact parameter list, one string per parameter:
@@ -179,6 +184,17 @@ func (spec AtomSpec) CheckArgs(given []harness.Arg) (Args, error) {
 		}
 	}
 	return out, nil
+}
+
+// stepsDoc is how the atom's worst-case step estimate is worked out.
+func (spec AtomSpec) stepsDoc() string {
+	switch {
+	case spec.Steps != "":
+		return spec.Steps
+	case spec.MaxSteps == nil:
+		return "≤1"
+	}
+	return "depends on the arguments"
 }
 
 // signature is "go_to(x:number, z:number, within:number=1)".

@@ -53,7 +53,8 @@ func runAct(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(out, "{\"forward\":1,\"jump\":1} x20), or the JSON plan {\"actions\": [{\"procedure\": NAME,")
 		fmt.Fprintln(out, "\"args\": {...}}, {\"action\": {...}, \"repeat\": N}]} from -f FILE or stdin. Entries run")
 		fmt.Fprintln(out, "in order; a failed one drops the rest. A refused plan (unknown atom, bad arguments,")
-		fmt.Fprintln(out, "over the step cap, the governor) changes nothing and exits 1. See docs/PLAY.md.")
+		fmt.Fprintln(out, "over the step cap, the governor) changes nothing and exits 1. After the task has ended")
+		fmt.Fprintln(out, "(done or budget) a plan is not run: it exits 1 saying so; write your notes then. See docs/PLAY.md.")
 		fmt.Fprintln(out, "  mfmd act 'go_to x=-70 z=189; mine_ahead; collect_drops item=tree'")
 		fmt.Fprintln(out, "\nFlags:")
 		fl.PrintDefaults()
@@ -92,6 +93,10 @@ func runAct(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, rep.Text)
 	if !rep.OK {
+		if rep.Refused && rep.Ended != "" && rep.Turn == nil {
+			// the run had ended before this plan: the message says so and asks for the notes
+			return fail(stderr, "act", errors.New(rep.Error))
+		}
 		if rep.Refused {
 			return fail(stderr, "act", errors.New("plan refused, nothing done: "+rep.Error))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,7 +30,7 @@ func init() {
 	register(&command{
 		name:    "play",
 		summary: "play a task: start the game, record into a store, serve mfmd act (and run an agent command per turn)",
-		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--work DIR] [--world luanti|sim]",
+		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim]",
 		run:     runPlay,
 	})
 }
@@ -52,9 +54,19 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	maxTurns := fl.Int("max-turns", 0, "with --agent-cmd: stop after this many turns (0: until the task ends)")
 	work := fl.String("work", ".", "the agent's work directory: the brief is written there as BRIEF.md and AGENTS.md")
 	world := fl.String("world", "luanti", "luanti (the real game, headless) or sim (a small simulated world, for trying the loop)")
+	linger := fl.Duration("linger", defaultLinger, "after the task ends (done or budget), keep the mount, mine/ and the socket (answering mfmd act that the task has ended) this long for the agent's notes, or until Ctrl-C; 0: stop at once (default with --agent-cmd, whose command gets one notes turn instead)")
 	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
+	}
+	lingerSet := false
+	fl.Visit(func(f *flag.Flag) { lingerSet = lingerSet || f.Name == "linger" })
+	if *agentCmd != "" && !lingerSet {
+		*linger = 0
+	}
+	if *linger < 0 {
+		fmt.Fprintf(stderr, "mfmd play: --linger %s: want a duration of 0 or more (e.g. 15m)\n", *linger)
+		return 2
 	}
 	if *taskName == "" || fl.NArg() != 0 {
 		fmt.Fprintln(stderr, "mfmd play: need --task TASK and no other arguments")
@@ -118,6 +130,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	}
 
 	mountAt := ""
+	unmount := func() {}
 	if *mnt != "" {
 		if mountAt, err = filepath.Abs(*mnt); err != nil {
 			return fail(stderr, "play", err)
@@ -134,11 +147,21 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "play", err)
 		}
-		defer func() {
+		unmount = sync.OnceFunc(func() {
 			if err := srv.Unmount(); err != nil {
 				slog.Warn("play: unmount", "err", err)
 			}
-		}()
+			// Wait flushes the access log; a lazily detached mount held
+			// open by the agent is not waited for long
+			waited := make(chan struct{})
+			go func() { srv.Wait(); close(waited) }()
+			select {
+			case <-waited:
+			case <-time.After(5 * time.Second):
+				slog.Warn("play: the mount is still held open; its last reads may miss run.json", "mount", mountAt)
+			}
+		})
+		defer unmount()
 	}
 	sess, err := play.NewSession(play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget})
 	if err != nil {
@@ -191,10 +214,20 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if reason != "" {
 			_ = sess.Stop(reason)
 		}
+		if t := sess.Termination(); (t == play.EndDone || t == play.EndBudget) && ctx.Err() == nil {
+			notesTurn(ctx, sess, *agentCmd, workDir, env, brief, *agentTimeout, stderr)
+		}
 	} else {
 		select {
 		case <-sess.Done():
 		case <-ctx.Done():
+		}
+	}
+	if t := sess.Termination(); (t == play.EndDone || t == play.EndBudget) && *linger > 0 && ctx.Err() == nil {
+		fmt.Fprintf(stdout, "The task has ended (%s). %s stays for the agent's notes (mfmd act answers that the task has ended) until Ctrl-C or %s (--linger).\n", t, memory, *linger)
+		select {
+		case <-ctx.Done():
+		case <-time.After(*linger):
 		}
 	}
 	if sess.Termination() == play.EndRunning {
@@ -202,6 +235,11 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	}
 	cancel()
 	<-served
+	// unmounting flushes the access log: run.json gets the last reads
+	unmount()
+	if err := sess.Flush(); err != nil {
+		slog.Warn("play: run.json", "err", err)
+	}
 	run := sess.Run()
 	reached := 0
 	for _, m := range run.Milestones {
@@ -362,6 +400,21 @@ func driveAgent(ctx context.Context, sess *play.Session, cmdline, workDir string
 		}
 	}
 	return ""
+}
+
+// defaultLinger is how long an agent-driven play keeps the memory after
+// the task ends: time for a coding agent to read the last turn block and
+// write its notes.
+const defaultLinger = 15 * time.Minute
+
+// notesTurn runs the agent command once more after the task ended, with
+// the last turn block and the request to write its notes; a plan it
+// prints is not run.
+func notesTurn(ctx context.Context, sess *play.Session, cmdline, workDir string, env []string, brief string, timeout time.Duration, stderr io.Writer) {
+	input := brief + "\n\n# Turn\n\n" + sess.LastBlock() + "\nThe task has ended: write your notes in mine/ now. No plan is run any more.\n"
+	if _, err := runAgentOnce(ctx, cmdline, workDir, append(env, "MFM_PLAY_ENDED="+sess.Termination()), input, timeout); err != nil {
+		fmt.Fprintf(stderr, "mfmd play: agent command, notes turn: %v\n", err)
+	}
 }
 
 // runAgentOnce runs the command with input on stdin and returns its

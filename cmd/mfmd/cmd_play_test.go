@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,7 +152,7 @@ func TestActCommand(t *testing.T) {
 	done := make(chan int, 1)
 	var pout, perr bytes.Buffer
 	go func() {
-		done <- dispatch([]string{"play", "--task", taskFile, "--world", "sim", "--work", dir, "--socket", sock}, &pout, &perr)
+		done <- dispatch([]string{"play", "--task", taskFile, "--world", "sim", "--work", dir, "--socket", sock, "--linger", "10s"}, &pout, &perr)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -199,13 +200,21 @@ func TestActCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(o, "[ACTION] mine_ahead() -> ok: broke tree") || !strings.Contains(o, "[END] every milestone reached") {
 		t.Errorf("act: %d\n%s\n%s", code, o, e)
 	}
+	// the session lingers for the notes: mfmd act answers, acting nothing
+	code, o, e = act("wait ticks=1")
+	if code != 1 || !strings.Contains(e, "the task has ended (done): 1 of 1 goals reached") || !strings.Contains(e, "Write your notes now") {
+		t.Errorf("act after the end, while lingering: %d\n%s\n%s", code, o, e)
+	}
 	select {
 	case code := <-done:
 		if code != 0 {
 			t.Errorf("play exited %d: %s", code, perr.String())
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("play did not end with the task")
+	case <-time.After(40 * time.Second):
+		t.Fatal("play did not end after its --linger")
+	}
+	if !strings.Contains(pout.String(), "The task has ended (done).") {
+		t.Errorf("play did not say it lingers: %s", pout.String())
 	}
 	if code, _, e := act("wait"); code != 1 || !strings.Contains(e, "no play session is running") {
 		t.Errorf("after the end: %d %s", code, e)
@@ -319,7 +328,8 @@ func TestPlayMountSim(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := dispatch([]string{"play", "--task", "../../tasks/smoke-walk.json", "--world", "sim", "--work", dir, "--mount", mnt,
 		"--socket", filepath.Join(dir, "play.sock"), "--max-turns", "6",
-		"--agent-cmd", `tee turn.txt | python3 ` + scriptedAgent(t) + ` --print --notes; f=$(sed -n 's/^\[FRAME\] //p' turn.txt); [ -z "$f" ] || cp "$f" frame.png`}, &out, &errb)
+		"--agent-cmd", `if [ -n "$MFM_PLAY_ENDED" ]; then cat > ended.txt; echo "- ended $MFM_PLAY_ENDED" > "$MFM_MEMORY/mine/after.md"; exit; fi; ` +
+			`tee turn.txt | python3 ` + scriptedAgent(t) + ` --print --notes; f=$(sed -n 's/^\[FRAME\] //p' turn.txt); [ -z "$f" ] || cp "$f" frame.png`}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -341,6 +351,26 @@ func TestPlayMountSim(t *testing.T) {
 	notes, err := os.ReadFile(st.Path(episodes.MineDir, "notes.md"))
 	if err != nil || !bytes.Contains(notes, []byte("start: x=0.0 z=0.0 (ep_000000)")) {
 		t.Errorf("mine/notes.md written through the mount: %q %v", notes, err)
+	}
+	// after the last goal the command had one notes turn, the mount still there
+	if ended, err := os.ReadFile(filepath.Join(dir, "ended.txt")); err != nil || !bytes.Contains(ended, []byte("[END] Write your notes now in "+mnt+"/mine")) {
+		t.Errorf("the notes turn's input: %v\n%s", err, ended)
+	}
+	if after, err := os.ReadFile(st.Path(episodes.MineDir, "after.md")); err != nil || string(after) != "- ended done\n" {
+		t.Errorf("the notes written through the mount after the end: %q %v", after, err)
+	}
+	// the scripted player reads the mount before its plans: run.json says before which
+	reads := 0
+	for _, tr := range run.Turns {
+		for _, r := range tr.ReadsBefore {
+			if r.Path == "" || r.Kind == "" {
+				t.Errorf("turn %s: read %+v", tr.ID, r)
+			}
+			reads++
+		}
+	}
+	if reads == 0 {
+		t.Errorf("no turn has reads_before")
 	}
 	acc, err := os.ReadFile(st.Path(".mfm", "access.jsonl"))
 	if err != nil || !bytes.Contains(acc, []byte("ep_000000")) {
@@ -366,5 +396,98 @@ func TestPlayAgentRefused(t *testing.T) {
 	}
 	if run.Termination != "agent-refused" || len(run.Turns) != 0 || run.StepsUsed != 0 {
 		t.Errorf("ended %s after %d turns, %d steps; want agent-refused, none", run.Termination, len(run.Turns), run.StepsUsed)
+	}
+}
+
+// TestPlayLingerMount: agent-driven play keeps the mount, mine/ writable
+// and the socket after the last goal (by default, no --linger), until
+// SIGTERM.
+func TestPlayLingerMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: the mount test must run as root")
+		}
+		t.Skip("mounting needs root here")
+	}
+	dir := t.TempDir()
+	mnt, sock := filepath.Join(dir, "mfm"), filepath.Join(dir, "play.sock")
+	done := make(chan int, 1)
+	var pout, perr bytes.Buffer
+	go func() {
+		done <- dispatch([]string{"play", "--task", "../../tasks/smoke-walk.json", "--world", "sim", "--work", dir, "--mount", mnt, "--socket", sock}, &pout, &perr)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := play.Call(sock, play.Request{Op: "status"}, time.Second); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no session on %s: %s", sock, perr.String())
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("play exited %d: %s", code, perr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	act := func(plan string) (int, string, string) {
+		var o, e bytes.Buffer
+		code := dispatch([]string{"act", "--socket", sock, plan}, &o, &e)
+		return code, o.String(), e.String()
+	}
+	if code, o, e := act("go_to x=8 z=0"); code != 0 {
+		t.Fatalf("act: %d %s %s", code, o, e)
+	}
+	code, o, e := act("go_to x=0 z=0")
+	if code != 0 || !strings.Contains(o, "[END] every milestone reached") || !strings.Contains(o, "[END] Write your notes now in "+mnt+"/mine") {
+		t.Fatalf("the last goal: %d\n%s\n%s", code, o, e)
+	}
+	// the task is done: the mount stays, mine/ takes notes, act answers
+	if err := os.MkdirAll(filepath.Join(mnt, "mine", "procedures"), 0o755); err != nil {
+		t.Fatalf("mkdir in mine/ after the end: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "mine", "notes.md"), []byte("- came back (ep_000001)\n"), 0o644); err != nil {
+		t.Fatalf("notes after the end: %v", err)
+	}
+	st, _ := episodes.Open(filepath.Join(dir, "store"))
+	if b, err := os.ReadFile(st.Path(episodes.MineDir, "notes.md")); err != nil || !bytes.Contains(b, []byte("came back")) {
+		t.Errorf("the notes are not in the store: %q %v", b, err)
+	}
+	if fi, err := os.Stat(st.Path(episodes.MineDir, "procedures")); err != nil || !fi.IsDir() {
+		t.Errorf("mine/procedures not made in the store: %v", err)
+	}
+	if code, _, e := act("go_to x=1 z=0"); code != 1 || !strings.HasPrefix(e, "mfmd act: the task has ended (done)") || !strings.Contains(e, "Ctrl-C") {
+		t.Errorf("act while lingering: %d %s", code, e)
+	}
+	select {
+	case code := <-done:
+		t.Fatalf("play exited %d before it was stopped: %s", code, pout.String())
+	default:
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("play exited %d: %s", code, perr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("play did not stop on SIGTERM while lingering")
+	}
+	if !strings.Contains(pout.String(), "stays for the agent's notes") || !strings.Contains(pout.String(), "15m0s (--linger)") {
+		t.Errorf("stdout: %s", pout.String())
+	}
+	run, err := play.ReadRun(st)
+	if err != nil || run.Termination != play.EndDone {
+		t.Fatalf("run.json: %s %v", run.Termination, err)
+	}
+	// the notes written while lingering are the run's reads after its last turn
+	var after []string
+	for _, r := range run.ReadsAfter {
+		after = append(after, r.Kind+":"+r.Path)
+	}
+	if !strings.Contains(strings.Join(after, " "), "note-write:/mine/notes.md") {
+		t.Errorf("reads_after: %v", after)
 	}
 }

@@ -1,7 +1,11 @@
 package luantiworld
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +41,19 @@ func TestExampleBrief(t *testing.T) {
 			t.Errorf("brief lacks goal %s", m.Name)
 		}
 	}
+	for _, want := range []string{
+		"Yaw (degrees): 0 faces +z, 90 faces -x, 180 faces -z, 270 faces +x", // the adapter's atan2(-dx, dz)
+		"(2-D: height does not count)",
+		"grid.jsonl cells and map/ views use floor(x)",
+		"The plan cap counts every entry at its worst-case estimate",
+		"`[WARN] night`", "place torches",
+		"`[NOTE] your head is inside a block`",
+		"then **write your notes**", "stays mounted and `mine/` writable after the end",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("brief lacks %q", want)
+		}
+	}
 	if os.Getenv("MFM_UPDATE_BRIEF") == "1" {
 		if err := os.WriteFile(exampleBrief, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -66,6 +83,71 @@ func TestAtomTable(t *testing.T) {
 		}
 		if n := a.MaxSteps(args, harness.State{}); n <= 0 || n > 400 {
 			t.Errorf("atom %s: bound %d steps with defaults", a.Name, n)
+		}
+	}
+}
+
+// TestEstimatesAgainstRecords checks the step estimates against the
+// committed runs of the game (examples/runs/*/store): every fixed
+// estimate covers every recorded call of its atom, and the estimates
+// taken from the records (turning, select, eat: their budget is reached
+// only by a failure) are not far above what a call takes.
+func TestEstimatesAgainstRecords(t *testing.T) {
+	indexes, _ := filepath.Glob("../../examples/runs/*/store/index.jsonl")
+	if len(indexes) == 0 {
+		t.Fatal("no committed runs under examples/runs")
+	}
+	ticks := regexp.MustCompile(`-> (\d+) ticks`)
+	most, calls := map[string]int{}, map[string]int{}
+	for _, p := range indexes {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var row struct {
+				Kind    string `json:"action_kind"`
+				Summary string `json:"summary"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			m := ticks.FindStringSubmatch(row.Summary)
+			if row.Kind == "" || m == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			calls[row.Kind]++
+			most[row.Kind] = max(most[row.Kind], n)
+		}
+	}
+	fromRecords := map[string]bool{"look_abs": true, "look_at": true, "scan_around": true, "select": true, "eat": true}
+	for _, a := range New(nil).Atoms() {
+		if calls[a.Name] < 5 {
+			continue
+		}
+		args := play.Args{}
+		for _, p := range a.Params {
+			args[p.Name] = p.Default
+			if p.Type == play.TypeInt {
+				args[p.Name] = 1
+			}
+		}
+		if a.Name == "go_to" || a.Name == "watch" || a.Name == "dig_down" || a.Name == "pillar_up" {
+			continue // depend on their arguments
+		}
+		est := a.MaxSteps(args, harness.State{})
+		if est < most[a.Name] {
+			t.Errorf("%s: estimate %d steps, but a recorded call took %d", a.Name, est, most[a.Name])
+		}
+		if fromRecords[a.Name] && est > 2*most[a.Name]+4 {
+			t.Errorf("%s: estimate %d steps is far above the most a recorded call took (%d in %d calls)", a.Name, est, most[a.Name], calls[a.Name])
+		}
+		t.Logf("%s: estimate %d (%s), recorded at most %d in %d calls", a.Name, est, a.Steps, most[a.Name], calls[a.Name])
+	}
+	for name := range fromRecords {
+		if calls[name] < 5 {
+			t.Errorf("%s: only %d recorded calls to check its estimate against", name, calls[name])
 		}
 	}
 }

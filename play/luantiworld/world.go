@@ -29,23 +29,29 @@ type atom struct {
 	run  call
 }
 
-func fixed(n int) func(play.Args, harness.State) int {
-	return func(play.Args, harness.State) int { return n }
+// bound is an atom's worst-case step estimate and how it is worked out.
+type bound struct {
+	max func(play.Args, harness.State) int
+	doc string
 }
 
-func perN(per, extra int) func(play.Args, harness.State) int {
-	return func(a play.Args, _ harness.State) int { return per*a.Int("n") + extra }
+func fixed(n int) bound {
+	return bound{func(play.Args, harness.State) int { return n }, fmt.Sprintf("≤%d", n)}
+}
+
+func perN(per, extra int) bound {
+	return bound{func(a play.Args, _ harness.State) int { return per*a.Int("n") + extra }, fmt.Sprintf("%d per n + %d", per, extra)}
 }
 
 // walkBound is go_to's own budget: 4 ticks a block and 40 more.
-func walkBound(a play.Args, st harness.State) int {
+var walkBound = bound{func(a play.Args, st harness.State) int {
 	return int(math.Hypot(a.Float("x")-st.X, a.Float("z")-st.Z)*4) + 42
-}
+}, "4 per block of horizontal distance + 42"}
 
-func ticksBound(a play.Args, _ harness.State) int { return a.Int("ticks") + 2 }
+var ticksBound = bound{func(a play.Args, _ harness.State) int { return a.Int("ticks") + 2 }, "ticks + 2"}
 
-func def(name, doc string, params []play.ParamSpec, max func(play.Args, harness.State) int, run call) atom {
-	return atom{spec: play.AtomSpec{Name: name, Doc: doc, Params: params, MaxSteps: max}, run: run}
+func def(name, doc string, params []play.ParamSpec, b bound, run call) atom {
+	return atom{spec: play.AtomSpec{Name: name, Doc: doc, Params: params, MaxSteps: b.max, Steps: b.doc}, run: run}
 }
 
 // item is a game item name from the agent's short one (tree ->
@@ -57,21 +63,26 @@ func item(s string) string {
 	return "default:" + s
 }
 
-// atoms is the dispatch table: one line per atom. MaxSteps is the atom's
-// own tick budget plus the tick after release.
+// atoms is the dispatch table: one line per atom. The step estimate is
+// the atom's own tick budget plus the tick after release, except for the
+// turning atoms (look, look_abs, look_at, scan_around), select and eat:
+// their budget is reached only when they fail (a failure ends the plan),
+// and a call that succeeds takes a few ticks, so their estimate is the
+// most a successful call takes with a margin (docs/PLAY.md has the
+// recorded figures).
 var atoms = []atom{
 	def("go_to", "walk to (x, z) until within `within` blocks, jumping when blocked; fails after 3 s without progress", play.Params("x:number", "z:number", "within:number=1"), walkBound, func(c *ctl, a arg) (res, error) { return c.GoTo(a.Float("x"), a.Float("z"), a.Float("within")) }),
-	def("look_abs", "turn to an absolute yaw and pitch (degrees; pitch 90 looks down)", play.Params("yaw:number", "pitch:number=0"), fixed(22), func(c *ctl, a arg) (res, error) { return c.LookAbs(a.Float("yaw"), a.Float("pitch")) }),
-	def("look", "turn by dyaw and dpitch degrees", play.Params("dyaw:number=0", "dpitch:number=0"), fixed(22), func(c *ctl, a arg) (res, error) { return c.Look(a.Float("dyaw"), a.Float("dpitch")) }),
-	def("look_at", "turn toward the centre of block (x, y, z) and check the crosshair is on it", play.Params("x:int", "y:int", "z:int"), fixed(27), func(c *ctl, a arg) (res, error) { return c.LookAt(a.Int("x"), a.Int("y"), a.Int("z")) }),
+	def("look_abs", "turn to an absolute yaw and pitch (degrees; pitch 90 looks down)", play.Params("yaw:number", "pitch:number=0"), fixed(10), func(c *ctl, a arg) (res, error) { return c.LookAbs(a.Float("yaw"), a.Float("pitch")) }),
+	def("look", "turn by dyaw and dpitch degrees", play.Params("dyaw:number=0", "dpitch:number=0"), fixed(10), func(c *ctl, a arg) (res, error) { return c.Look(a.Float("dyaw"), a.Float("dpitch")) }),
+	def("look_at", "turn toward the centre of block (x, y, z) and check the crosshair is on it", play.Params("x:int", "y:int", "z:int"), fixed(12), func(c *ctl, a arg) (res, error) { return c.LookAt(a.Int("x"), a.Int("y"), a.Int("z")) }),
 	def("mine_ahead", "hold dig on the block under the crosshair until it breaks (8 s at most)", nil, fixed(82), func(c *ctl, a arg) (res, error) { return c.MineAhead() }),
-	def("select", "select the hotbar slot holding item (e.g. axe_stone)", play.Params("item:string"), fixed(12), func(c *ctl, a arg) (res, error) { return c.Select(item(a.String("item"))) }),
+	def("select", "select the hotbar slot holding item (e.g. axe_stone)", play.Params("item:string"), fixed(8), func(c *ctl, a arg) (res, error) { return c.Select(item(a.String("item"))) }),
 	def("dig_down", "look down and dig n blocks under the feet", play.Params("n:int=1"), perN(60, 2), func(c *ctl, a arg) (res, error) { return c.DigDown(a.Int("n")) }),
 	def("pillar_up", "jump and place the held block under the feet n times", play.Params("n:int=1"), perN(16, 32), func(c *ctl, a arg) (res, error) { return c.PillarUp(a.Int("n")) }),
 	def("place", "place the held block on the face the crosshair points at", nil, fixed(12), func(c *ctl, a arg) (res, error) { return c.Place() }),
-	def("eat", "eat the held food", nil, fixed(17), func(c *ctl, a arg) (res, error) { return c.Eat() }),
+	def("eat", "eat the held food", nil, fixed(8), func(c *ctl, a arg) (res, error) { return c.Eat() }),
 	def("watch", "wait some ticks without input", play.Params("ticks:int=20"), ticksBound, func(c *ctl, a arg) (res, error) { return c.Watch(a.Int("ticks")) }),
-	def("scan_around", "turn a full circle, keeping a frame each quarter; reports the nearest tree", nil, fixed(62), func(c *ctl, a arg) (res, error) { return c.ScanAround() }),
+	def("scan_around", "turn a full circle, keeping a frame each quarter; reports the nearest tree", nil, fixed(30), func(c *ctl, a arg) (res, error) { return c.ScanAround() }),
 	def("jump", "jump once in place", nil, fixed(22), func(c *ctl, a arg) (res, error) { return c.Jump() }),
 	def("collect_drops", "walk over the nearest dropped item (of `item`, if given) until picked up", play.Params("item:string?"), fixed(102), func(c *ctl, a arg) (res, error) { return c.CollectDrops(skipOthers(a.String("item"))) }),
 }
