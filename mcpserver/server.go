@@ -14,7 +14,6 @@ import (
 
 	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/examples/agent"
 	mfmfs "github.com/mfm-project/mfm/fs"
 	"github.com/mfm-project/mfm/fs/content"
 	"github.com/mfm-project/mfm/index/episodespy"
@@ -179,7 +178,7 @@ func (s *server) addResources(srv *mcp.Server) {
 		Description: "How to find past experience before acting and how to write what you learn, citing episodes.",
 		MIMEType:    "text/markdown",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: briefURI, MIMEType: "text/markdown", Text: agent.Brief}}}, nil
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: briefURI, MIMEType: "text/markdown", Text: content.AgentBrief}}}, nil
 	})
 	srv.AddPrompt(&mcp.Prompt{
 		Name:        "brief",
@@ -190,7 +189,7 @@ func (s *server) addResources(srv *mcp.Server) {
 			Description: "Brief for an agent whose memory is MFM",
 			Messages: []*mcp.PromptMessage{{
 				Role:    "user",
-				Content: &mcp.TextContent{Text: briefPreface + agent.Brief},
+				Content: &mcp.TextContent{Text: briefPreface + content.AgentBrief},
 			}},
 		}, nil
 	})
