@@ -15,7 +15,7 @@ import (
 	"syscall"
 
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/examples/luanti"
+	"github.com/mfm-project/mfm/luanti"
 	mfmfs "github.com/mfm-project/mfm/fs"
 )
 

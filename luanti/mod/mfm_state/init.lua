@@ -2,7 +2,7 @@
 -- with the player's pose, vitals, inventory, controls, game time, what the
 -- crosshair points at, the nearest standing tree (base and height), dropped
 -- items, and the events since the last line.
--- Written for the MFM Luanti harness (examples/luanti).
+-- Written for the MFM Luanti harness (package luanti).
 local path = minetest.get_worldpath() .. "/mfm_state.jsonl"
 local out = assert(io.open(path, "a"))
 local events = {}
