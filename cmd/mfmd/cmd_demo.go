@@ -15,8 +15,8 @@ import (
 	"syscall"
 
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/luanti"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/luanti"
 )
 
 // demoRun is the committed Luanti run, relative to the repository root.
