@@ -36,7 +36,10 @@ func (a *Agent) Play(ctx context.Context, n int) error {
 	for !enough() {
 		round++
 		var err error
+		_, entombed := c.Cur.EntombedIn()
 		switch {
+		case entombed:
+			err = a.digOut()
 		case c.Cur.HP > 0 && c.Cur.HP <= 15:
 			err = a.eat()
 		case a.dropsNearby():
@@ -285,5 +288,19 @@ func (a *Agent) revisit() error {
 		return err
 	}
 	_, err := c.LookAbs(c.Cur.Yaw+180, 0)
+	return err
+}
+
+// digOut frees the eye from the block it is inside (a pillar into a
+// canopy, a fall into a shaft): with the pickaxe, which breaks dirt,
+// stone and wood alike.
+func (a *Agent) digOut() error {
+	c := a.C
+	if c.Cur.Inventory["default:pick_stone"] > 0 {
+		if err := c.Wield("default:pick_stone"); err != nil {
+			return err
+		}
+	}
+	_, err := c.DigOut()
 	return err
 }

@@ -432,3 +432,30 @@ func nearestItem(s Raw, skip func(Item) bool) (Item, bool) {
 
 // Elapsed is the time since the controller started.
 func (c *Controller) Elapsed() time.Duration { return time.Since(c.Stats.Started) }
+
+// DigOut digs out the solid block the eye is inside (the state's
+// entombed): it holds the dig button, aiming at the block, until the eye
+// is free. It fails when the eye is not entombed or the block does not
+// break in 10 s (too hard for the tool in hand).
+func (c *Controller) DigOut() (Result, error) {
+	t, ok := c.Cur.EntombedIn()
+	return c.Run(harness.Call{Kind: "dig_out", Args: args("block", shortName(t.Node))}, 100, func(i int, s Raw, _ []Event) (Input, bool, Result) {
+		if !ok {
+			return Input{}, true, Result{Note: "not entombed: the eye is free"}
+		}
+		now, still := s.EntombedIn()
+		if !still {
+			return Input{}, true, Result{OK: true, Note: "dug out of " + shortName(t.Node)}
+		}
+		if i >= 100 {
+			return Input{}, true, Result{Note: fmt.Sprintf("still inside %s after 10 s (too hard for %s?)", shortName(now.Node), shortName(s.Wielded))}
+		}
+		// The eye is inside the block: the crosshair points at it in any
+		// direction; a level view keeps the next block in reach too.
+		dx, dy, _, _ := c.turn(s, s.Yaw, 0)
+		return Input{DX: dx / 2, DY: dy / 2, Dig: true, Frame: i == 5}, false, Result{}
+	})
+}
+
+func round0(f float64) float64 { return math.Floor(f + 0.5) }
+

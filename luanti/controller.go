@@ -125,6 +125,12 @@ func (c *Controller) State(r Raw) harness.State {
 	if p := r.PointedAt(); p != nil {
 		pointed = shortName(p.Node)
 	}
+	// entombed names the solid block the eye is inside ("" when free):
+	// every frame shows that block's inside until it is dug out.
+	entombed := ""
+	if t, ok := r.EntombedIn(); ok {
+		entombed = shortName(t.Node)
+	}
 	return harness.State{
 		Step: c.Step, X: round3(r.Pos.X), Y: round3(r.Pos.Y), Z: round3(r.Pos.Z),
 		Yaw: round3(normYaw(r.Yaw)), Pitch: round3(r.Pitch),
@@ -136,6 +142,7 @@ func (c *Controller) State(r Raw) harness.State {
 			"time_of_day": round3(r.TimeOfDay),
 			"pointed":     pointed,
 			"below":       shortName(r.Below),
+			"entombed":    entombed,
 		},
 	}
 }

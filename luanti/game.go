@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -46,6 +47,10 @@ type Config struct {
 	Width, Height int
 	// StartTimeout bounds start-up (default 60 s).
 	StartTimeout time.Duration
+	// StartKit is the new player's inventory, item strings such as
+	// "default:tree 3" (nil: tools, dirt, apples and torches; empty:
+	// nothing).
+	StartKit []string
 	// Nice is added to the game's and Xvfb's niceness (default 0).
 	Nice int
 	// Logger gets diagnostics (default slog.Default()).
@@ -68,6 +73,7 @@ type Game struct {
 	events []Event
 	lines  int64
 	closed bool
+	cmdID  int64
 }
 
 // Available reports whether the game and Xvfb are installed.
@@ -147,17 +153,22 @@ func (g *Game) start(ctx context.Context) error {
 	statePath := filepath.Join(world, "mfm_state.jsonl")
 	go g.tail(statePath)
 	// Readiness: a first state line, then the window.
+	// The mod reports ready once the player stands on the spawn it chose
+	// (ground under open sky, after the area is generated).
 	for {
 		g.mu.Lock()
-		ready := g.latest != nil
+		ready := g.latest != nil && g.latest.Ready
 		g.mu.Unlock()
 		if ready {
 			break
 		}
-		if err := g.waitTick(ctx, "the first state line"); err != nil {
+		if err := g.waitTick(ctx, "the player to stand at the spawn"); err != nil {
 			return err
 		}
 	}
+	g.mu.Lock()
+	g.cfg.Logger.Info("luanti: "+g.latest.Spawn, "biome", g.latest.Biome)
+	g.mu.Unlock()
 	x, err := DialX(g.Display)
 	if err != nil {
 		return err
@@ -172,8 +183,6 @@ func (g *Game) start(ctx context.Context) error {
 			return fmt.Errorf("%w (last: %v)", werr, err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
-	_ = x.Tap(KeyF2) // hide the chat overlay
 	return nil
 }
 
@@ -319,6 +328,35 @@ func (g *Game) Next(seq float64) (Raw, []Event, error) {
 	return *g.latest, ev, nil
 }
 
+// Command sends a command to the state mod (appends one JSON line to
+// <world>/mfm_cmd.jsonl, which the mod reads every server step) and
+// returns its id; the result arrives as an Event of type "cmd" with that
+// id in a later state line.
+func (g *Game) Command(name string, fields map[string]any) (int64, error) {
+	g.mu.Lock()
+	g.cmdID++
+	id := g.cmdID
+	g.mu.Unlock()
+	m := map[string]any{}
+	for k, v := range fields {
+		m[k] = v
+	}
+	m["id"], m["cmd"] = id, name
+	b, err := json.Marshal(m)
+	if err != nil {
+		return 0, fmt.Errorf("luanti: encode command %s: %w", name, err)
+	}
+	f, err := os.OpenFile(filepath.Join(g.cfg.Dir, "world", "mfm_cmd.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("luanti: command %s: %w", name, err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return 0, fmt.Errorf("luanti: command %s: %w", name, err)
+	}
+	return id, nil
+}
+
 // Lines is the number of state lines read.
 func (g *Game) Lines() int64 {
 	g.mu.Lock()
@@ -401,5 +439,13 @@ gui_scaling = 0.6
 mouse_sensitivity = 0.2
 doubletap_jump = false
 time_speed = 72
-`, c.Width, c.Height, c.Seed)
+`, c.Width, c.Height, c.Seed) + kitSetting(c.StartKit)
+}
+
+// kitSetting is the mod's start kit setting (none: the mod's default kit).
+func kitSetting(kit []string) string {
+	if kit == nil {
+		return ""
+	}
+	return "mfm_start_kit = " + strings.Join(kit, ",") + "\n"
 }

@@ -29,6 +29,13 @@ type Event struct {
 	Item   string  `json:"item"`
 	HP     float64 `json:"hp"`
 	Count  float64 `json:"count"`
+	// A command's result (type "cmd"): its id, name, outcome and note,
+	// and what it returns (Data).
+	ID   float64 `json:"id"`
+	Cmd  string  `json:"cmd"`
+	OK   bool    `json:"ok"`
+	Note string  `json:"note"`
+	Data any     `json:"data"`
 }
 
 // Raw is one state line of the mod (mod/mfm_state/init.lua).
@@ -54,7 +61,26 @@ type Raw struct {
 	Items      []Item             `json:"items"`
 	Biome      string             `json:"biome"`
 	Headroom   float64            `json:"headroom"` // free blocks above the head (up to 16)
+	Entombed   any                `json:"entombed"` // {node, pos} when the eye is inside a solid block, else false
+	Ready      bool               `json:"ready"`    // the player stands at the chosen spawn
+	Spawn      string             `json:"spawn"`    // how the spawn was chosen
 	Events     []Event            `json:"events"`
+}
+
+// Tomb is the solid block the eye is inside.
+type Tomb struct {
+	Node string
+	Pos  Vec
+}
+
+// EntombedIn reports the block the eye is inside, if any: the view is
+// that block's inside and the agent must dig it out.
+func (r Raw) EntombedIn() (Tomb, bool) {
+	m, ok := r.Entombed.(map[string]any)
+	if !ok {
+		return Tomb{}, false
+	}
+	return Tomb{Node: str(m["node"]), Pos: vec(m["pos"])}, true
 }
 
 // PointedAt decodes the pointed node (nil when none).

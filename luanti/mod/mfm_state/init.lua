@@ -49,12 +49,100 @@ local function pick_up(player)
 end
 local function p3(p) return {x = p.x, y = p.y, z = p.z} end
 
+-- The start kit (setting mfm_start_kit: item strings separated by commas;
+-- empty: nothing) is given to a new player.
+local default_kit = "default:pick_stone,default:shovel_stone,default:axe_stone," ..
+	"default:dirt 99,default:dirt 99,default:apple 40,default:torch 10"
 minetest.register_on_newplayer(function(player)
 	local inv = player:get_inventory()
-	for _, s in ipairs({"default:pick_stone", "default:shovel_stone", "default:axe_stone",
-			"default:dirt 99", "default:dirt 99", "default:apple 40", "default:torch 10"}) do
-		inv:add_item("main", s)
+	local kit = minetest.settings:get("mfm_start_kit") or default_kit
+	for s in string.gmatch(kit, "[^,]+") do
+		s = s:match("^%s*(.-)%s*$")
+		if s ~= "" then inv:add_item("main", s) end
 	end
+end)
+
+-- No chat lines at all: the server status, join and leave messages would
+-- be drawn over the frames (and hiding the chat with F2 draws "Chat
+-- hidden" instead).
+function minetest.send_join_message() end
+function minetest.send_leave_message() end
+local server_status = minetest.get_server_status
+function minetest.get_server_status(name, joined)
+	if joined then return "" end
+	return server_status(name, joined)
+end
+
+-- A sane spawn: on walkable ground (not leaves, trunk or liquid) under open
+-- sky, the nearest such column to where the engine put the player. The
+-- area is emerged first; until the player stands there the state lines
+-- say ready = false, and the harness waits for ready.
+local ready = false
+local spawn_note = ""
+
+local function is_plant(def)
+	return def and not def.walkable and def.buildable_to and def.liquidtype == "none"
+end
+
+-- ground_at is the y of the ground in column (x, z) seen from ytop down,
+-- if that ground is under open sky and is firm.
+local function ground_at(x, z, ytop, ybot)
+	for y = ytop, ybot, -1 do
+		local n = minetest.get_node({x = x, y = y, z = z}).name
+		if n == "ignore" then return nil end
+		if n ~= "air" then
+			local def = minetest.registered_nodes[n]
+			if not is_plant(def) then
+				if not def or not def.walkable or minetest.get_item_group(n, "leaves") > 0 or
+						minetest.get_item_group(n, "tree") > 0 then
+					return nil
+				end
+				return y, n
+			end
+		end
+	end
+	return nil
+end
+
+local function find_spawn(c)
+	c = vector.round(c)
+	for r = 0, 30 do
+		for dx = -r, r do
+			for dz = -r, r do
+				if math.max(math.abs(dx), math.abs(dz)) == r then
+					local y, n = ground_at(c.x + dx, c.z + dz, c.y + 24, c.y - 20)
+					if y then return {x = c.x + dx, y = y + 0.5, z = c.z + dz}, n end
+				end
+			end
+		end
+	end
+	return nil
+end
+
+local function settle_spawn(player)
+	ready = false
+	local name = player:get_player_name()
+	local c = vector.round(player:get_pos())
+	local started = minetest.get_us_time()
+	minetest.emerge_area(vector.add(c, {x = -32, y = -24, z = -32}), vector.add(c, {x = 32, y = 32, z = 32}),
+		function(_, _, remaining)
+			if remaining > 0 then return end
+			local p = minetest.get_player_by_name(name)
+			if not p then return end
+			local pos, node = find_spawn(c)
+			if pos then
+				p:set_pos(pos)
+				spawn_note = string.format("spawned on %s at %d,%d,%d under open sky", node, pos.x, pos.y, pos.z)
+			else
+				spawn_note = "no ground under open sky within 30 blocks: left where the engine put the player"
+			end
+			minetest.log("action", "[mfm_state] " .. spawn_note .. string.format(" (%.1f s)", (minetest.get_us_time() - started) / 1e6))
+			ready = true
+		end)
+end
+minetest.register_on_joinplayer(function(player) settle_spawn(player) end)
+minetest.register_on_respawnplayer(function(player)
+	minetest.after(0, function() settle_spawn(player) end)
 end)
 minetest.register_on_dignode(function(pos, oldnode, digger)
 	if digger and digger:is_player() then ev({type = "dig", node = oldnode.name, pos = p3(pos)}) end
@@ -124,7 +212,73 @@ local function find_tree(feet)
 	return best
 end
 
+local solid_drawtypes = {normal = true, allfaces = true, allfaces_optional = true, glasslike = true,
+	glasslike_framed = true, glasslike_framed_optional = true}
+
+-- Commands from the harness: JSON lines appended to <world>/mfm_cmd.jsonl
+-- ({"id": N, "cmd": "...", ...}), read every server step from where the
+-- last read ended (only whole lines); each command's result is an event
+-- {type = "cmd", id = N, cmd = ..., ok = bool, note = "..."} in the next
+-- state line. Handlers are in the table `commands`.
+local cmd_path = minetest.get_worldpath() .. "/mfm_cmd.jsonl"
+local cmd_off = 0
+local commands = {}
+
+local function run_command(player, line)
+	local c = minetest.parse_json(line)
+	if type(c) ~= "table" or type(c.cmd) ~= "string" then
+		ev({type = "cmd", id = -1, ok = false, note = "not a command object: " .. line:sub(1, 80)})
+		return
+	end
+	local h = commands[c.cmd]
+	local ok, note, extra
+	if not h then
+		ok, note = false, "unknown command " .. c.cmd
+	else
+		local pok, a, b, x = pcall(h, player, c)
+		if pok then ok, note, extra = a, b, x else ok, note = false, "error: " .. tostring(a) end
+	end
+	local e = {type = "cmd", id = c.id or -1, cmd = c.cmd, ok = ok and true or false, note = note or ""}
+	if extra then e.data = extra end
+	ev(e)
+end
+
+local function poll_commands(player)
+	local f = io.open(cmd_path, "r")
+	if not f then return end
+	f:seek("set", cmd_off)
+	local data = f:read("*a") or ""
+	f:close()
+	local start = 1
+	while true do
+		local nl = data:find("\n", start, true)
+		if not nl then break end
+		local line = data:sub(start, nl - 1)
+		start = nl + 1
+		if line:match("%S") then run_command(player, line) end
+	end
+	cmd_off = cmd_off + start - 1
+end
+
+local function parse_pos(p)
+	if type(p) ~= "table" or type(p.x) ~= "number" or type(p.y) ~= "number" or type(p.z) ~= "number" then
+		return nil
+	end
+	return vector.round({x = p.x, y = p.y, z = p.z})
+end
+
+-- setnode: set a node (for tests: e.g. entomb the player's head).
+commands.setnode = function(player, c)
+	local pos = parse_pos(c.pos)
+	if not pos or type(c.node) ~= "string" or not minetest.registered_nodes[c.node] then
+		return false, "setnode needs pos {x,y,z} and a registered node"
+	end
+	minetest.set_node(pos, {name = c.node})
+	return true, "set " .. c.node
+end
+
 minetest.register_globalstep(function(dtime)
+	for _, player in ipairs(minetest.get_connected_players()) do poll_commands(player) end
 	acc = acc + dtime
 	if acc < period then return end
 	acc = 0
@@ -154,6 +308,15 @@ minetest.register_globalstep(function(dtime)
 			if def and def.walkable then break end
 			headroom = headroom + 1
 		end
+		-- Entombed: the eye is inside a solid block (the view is that block's
+		-- inside): the agent has to dig it out.
+		local eyep = vector.round(vector.add(pos, {x = 0, y = player:get_properties().eye_height or 1.47, z = 0}))
+		local eyenode = nodename(eyep)
+		local edef = minetest.registered_nodes[eyenode]
+		local entombed = false
+		if edef and edef.walkable and solid_drawtypes[edef.drawtype or "normal"] then
+			entombed = {node = eyenode, pos = p3(eyep)}
+		end
 		local items = {}
 		for _, obj in ipairs(minetest.get_objects_inside_radius(pos, 8)) do
 			local le = obj:get_luaentity()
@@ -180,6 +343,9 @@ minetest.register_globalstep(function(dtime)
 			tree = tree or false,
 			biome = bd and minetest.get_biome_name(bd.biome) or "",
 			headroom = headroom,
+			entombed = entombed,
+			ready = ready,
+			spawn = spawn_note,
 			items = items,
 			events = events,
 		})
