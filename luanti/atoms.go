@@ -458,4 +458,3 @@ func (c *Controller) DigOut() (Result, error) {
 }
 
 func round0(f float64) float64 { return math.Floor(f + 0.5) }
-
