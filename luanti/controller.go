@@ -425,7 +425,7 @@ const FrameColors = 64
 
 // encodeFrame quantises a frame to its own 64-colour palette (median cut,
 // github.com/soniakeys/quant; no dithering, which compresses badly) and
-// encodes it as PNG: about 12 KB at 256x192 in the forest, with the dark trunks and
+// encodes it as PNG; the dark trunks and
 // leaves a fixed palette (web-safe, Plan 9) turns black or yellow.
 func encodeFrame(img *image.RGBA) []byte {
 	p := median.Quantizer(FrameColors).Paletted(img)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -43,7 +44,8 @@ type Config struct {
 	Dir string
 	// Seed is the map seed (default 5: spawn in a deciduous forest, mapgen v7).
 	Seed int64
-	// Width, Height are the window size (default 256x192: the frames).
+	// Width, Height are the window size (default 640x360, the paper's
+	// frame size: the frames).
 	Width, Height int
 	// StartTimeout bounds start-up (default 60 s).
 	StartTimeout time.Duration
@@ -94,7 +96,7 @@ func Start(ctx context.Context, cfg Config) (*Game, error) {
 		cfg.Seed = DefaultSeed
 	}
 	if cfg.Width == 0 {
-		cfg.Width, cfg.Height = 256, 192
+		cfg.Width, cfg.Height = 640, 360
 	}
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 60 * time.Second
@@ -434,12 +436,19 @@ creative_mode = false
 fixed_map_seed = %d
 mg_name = v7
 server_announce = false
-hud_scaling = 0.4
-gui_scaling = 0.6
+hud_scaling = %g
+gui_scaling = %g
 mouse_sensitivity = 0.2
 doubletap_jump = false
 time_speed = 72
-`, c.Width, c.Height, c.Seed) + kitSetting(c.StartKit)
+`, c.Width, c.Height, c.Seed, hudScale(c.Height), hudScale(c.Height)) + kitSetting(c.StartKit)
+}
+
+// hudScale scales the HUD and GUI with the window height so the whole
+// HUD (hearts above the hotbar, one hotbar row) and the inventory window
+// fit: 0.4 at 192 rows, 0.75 at 360.
+func hudScale(height int) float64 {
+	return math.Round(float64(height)/480*100) / 100
 }
 
 // kitSetting is the mod's start kit setting (none: the mod's default kit).
