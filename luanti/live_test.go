@@ -2,8 +2,10 @@ package luanti
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +103,44 @@ func TestLiveSpawnAndEntombed(t *testing.T) {
 	}
 	if got := c.State(c.Cur).Extra["entombed"]; got != "" {
 		t.Fatalf("harness state entombed = %v after dig_out, want empty", got)
+	}
+}
+
+// TestLiveFallInOneEpisode walks off a 13-block dirt tower: the episode of
+// the go_to that steps off ends after landing and holds the fall damage.
+func TestLiveFallInOneEpisode(t *testing.T) {
+	c, _ := liveGame(t, []string{"default:dirt 20"})
+	must(t, "select dirt")(c.Select("default:dirt"))
+	must(t, "pillar_up 13")(c.PillarUp(13))
+	top := c.Cur.Pos.Y
+	// Step off where nothing is within reach below (no canopy beside the
+	// tower to land on).
+	clear := false
+	for k := 0; k < 8 && !clear; k++ {
+		must(t, "look down")(c.LookAbs(float64(45*k), 50))
+		clear = c.Cur.PointedAt() == nil
+	}
+	if !clear {
+		t.Fatalf("leaves or ground within reach below the tower in every direction")
+	}
+	must(t, "look level")(c.LookAbs(c.Cur.Yaw, 20))
+	yaw := c.Cur.Yaw * math.Pi / 180
+	r, err := c.GoTo(c.Cur.Pos.X-2.5*math.Sin(yaw), c.Cur.Pos.Z+2.5*math.Cos(yaw), 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("go_to off the tower: ok=%v %s; events %v", r.OK, r.Note, c.LastEvents)
+	if airborne(c.Cur) {
+		t.Fatalf("the episode ended in the air: velocity %v", c.Cur.Vel)
+	}
+	if drop := top - c.Cur.Pos.Y; drop < 5 {
+		t.Fatalf("the episode ended %.1f below the top, want a landing well below it", drop)
+	}
+	hurt := false
+	for _, e := range c.LastEvents {
+		hurt = hurt || strings.HasPrefix(e, "hurt fall")
+	}
+	if !hurt || !strings.Contains(r.Note, "hurt") {
+		t.Fatalf("no fall damage in the episode that fell: events %v, note %q", c.LastEvents, r.Note)
 	}
 }
