@@ -64,12 +64,16 @@ func (c *Controller) Look(dyaw, dpitch float64) (Result, error) {
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
 func (c *Controller) lookFn(yaw, pitch float64, frame bool) atomFunc {
+	y0, p0 := c.Cur.Yaw, c.Cur.Pitch
 	return func(i int, s Raw, _ []Event) (Input, bool, Result) {
 		dx, dy, ey, ep := c.turn(s, yaw, pitch)
 		if math.Abs(ey) < 2.5 && math.Abs(ep) < 2.5 {
 			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("facing yaw %.0f pitch %.0f", normYaw(s.Yaw), s.Pitch)}
 		}
 		if i >= 20 {
+			if math.Abs(angleDiff(y0, s.Yaw)) < 0.5 && math.Abs(p0-s.Pitch) < 0.5 {
+				return Input{}, true, Result{Note: fmt.Sprintf("the view did not turn at all (a GUI open?); %.0f/%.0f degrees off", ey, ep)}
+			}
 			return Input{}, true, Result{Note: fmt.Sprintf("still %.0f/%.0f degrees off", ey, ep)}
 		}
 		return Input{DX: dx, DY: dy, Frame: frame}, false, Result{}

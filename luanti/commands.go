@@ -62,7 +62,7 @@ func (a *awaitCommand) failNote() string {
 
 // Command sends one command to the state mod as an atom and waits (up to
 // 5 s) for its result in the logged state; the result's note is the
-// atom's note. It is how tests set up a world (e.g. setnode); agents act
+// atom's note, what the mod returned is in c.LastData. It is how tests set up a world (e.g. setnode); agents act
 // through the other atoms.
 func (c *Controller) Command(name string, fields map[string]any) (Result, error) {
 	a := []harness.Arg{{Name: "cmd", Value: name}}
@@ -74,6 +74,7 @@ func (c *Controller) Command(name string, fields map[string]any) (Result, error)
 		if !w.step(i, s) {
 			return Input{}, false, Result{}
 		}
+		c.LastData = w.result.Data
 		if w.err == nil && w.result.OK {
 			return Input{}, true, Result{OK: true, Note: w.result.Note}
 		}

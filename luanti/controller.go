@@ -25,6 +25,10 @@ type Input struct {
 	Forward, Back, Left, Right, Jump, Sneak bool
 	Dig, Place                              bool // mouse buttons 1 and 3 held
 	DX, DY                                  int  // mouse motion this tick (pixels)
+	// Click presses and releases a mouse button at once (1 dig/punch, 3
+	// place/use): one action, where a button held over a slow tick would
+	// repeat it (a second place on the block just placed opens its GUI).
+	Click byte
 	Tap                                     xproto.Keysym
 	Frame                                   bool // keep this tick's frame
 }
@@ -48,6 +52,12 @@ func (in Input) Action() map[string]any {
 	}
 	if in.Tap != 0 {
 		m["tap"] = keyName(in.Tap)
+	}
+	switch in.Click {
+	case 1:
+		m["click"] = "dig"
+	case 3:
+		m["click"] = "place"
 	}
 	return m
 }
@@ -100,6 +110,8 @@ type Controller struct {
 	// OpenInventory, cleared by CloseInventory or by the next atom that
 	// needs the view (it presses Escape first).
 	GUI string
+	// LastData is what the mod returned for the last Command.
+	LastData any
 
 	held      Input
 	lastFrame []byte
@@ -210,8 +222,16 @@ func (c *Controller) apply(in Input) error {
 			return err
 		}
 	}
+	if in.Click != 0 {
+		if err := x.Button(in.Click, true); err != nil {
+			return err
+		}
+		if err := x.Button(in.Click, false); err != nil {
+			return err
+		}
+	}
 	c.held = in
-	c.held.DX, c.held.DY, c.held.Tap, c.held.Frame = 0, 0, 0, false
+	c.held.DX, c.held.DY, c.held.Tap, c.held.Click, c.held.Frame = 0, 0, 0, 0, false
 	return nil
 }
 

@@ -144,3 +144,81 @@ func TestLiveFallInOneEpisode(t *testing.T) {
 		t.Fatalf("no fall damage in the episode that fell: events %v, note %q", c.LastEvents, r.Note)
 	}
 }
+
+// TestLiveTechAtoms plays the tech-tree atoms for real from a start kit:
+// the inventory GUI, a furnace crafted, placed and used to smelt iron, a
+// dummy attacked, a hoe used on the ground; and a craft without inputs
+// fails with what is missing.
+func TestLiveTechAtoms(t *testing.T) {
+	c, _ := liveGame(t, []string{"default:cobble 8", "default:iron_lump 2", "default:coal_lump 2", "farming:hoe_stone", "default:apple 2"})
+	inv := func(item string) float64 { return c.Cur.Inventory[fullName(item)] }
+
+	must(t, "open_inventory")(c.OpenInventory())
+	if st := c.State(c.Cur); !st.GUIOpen {
+		t.Fatalf("state after open_inventory: GUIOpen false")
+	}
+	must(t, "close_inventory")(c.CloseInventory())
+	if r, err := c.CloseInventory(); err != nil || r.OK {
+		t.Fatalf("close_inventory with no GUI open: ok=%v err=%v, want a failure", r.OK, err)
+	}
+
+	r, err := c.Craft("pick_wood", 1)
+	if err != nil || r.OK || !strings.Contains(r.Note, "missing") {
+		t.Fatalf("craft pick_wood from nothing: ok=%v note=%q err=%v, want a failure naming what is missing", r.OK, r.Note, err)
+	}
+	t.Logf("craft pick_wood from nothing fails: %s", r.Note)
+
+	must(t, "craft furnace")(c.Craft("furnace", 1))
+	if inv("furnace") != 1 || inv("cobble") != 0 {
+		t.Fatalf("after crafting a furnace: furnace %g, cobble %g (want 1, 0)", inv("furnace"), inv("cobble"))
+	}
+	must(t, "place furnace")(c.PlaceItem("furnace"))
+	if inv("furnace") != 0 {
+		t.Fatalf("the furnace is still in the inventory after placing it")
+	}
+	if _, ok := c.Cur.FurnaceAhead(); !ok {
+		must(t, "look at the furnace")(c.LookAbs(c.Cur.Yaw, 40))
+	}
+	must(t, "smelt")(c.Smelt("iron_lump", "coal_lump", 1, 1))
+	if inv("steel_ingot") != 1 || inv("iron_lump") != 1 || inv("coal_lump") != 1 {
+		t.Fatalf("after smelting: steel_ingot %g, iron_lump %g, coal_lump %g (want 1, 1, 1)", inv("steel_ingot"), inv("iron_lump"), inv("coal_lump"))
+	}
+
+	// Turn away from the furnace, put a dummy ahead and punch it.
+	must(t, "turn around")(c.LookAbs(c.Cur.Yaw+180, 15))
+	must(t, "spawn_dummy")(c.Command("spawn_dummy", nil))
+	m, _ := c.LastData.(map[string]any)
+	feet := vec(m["pos"])
+	yaw, pitch := angleTo(c.Cur, Vec{feet.X, feet.Y + 1, feet.Z})
+	must(t, "look at the dummy")(c.LookAbs(yaw, pitch))
+	if o, ok := c.Cur.PointedObject(); !ok || o.Name != "mfm_state:dummy" {
+		t.Fatalf("the dummy at %v is not in the crosshair: %v", feet, c.Cur.PointedObj)
+	}
+	must(t, "attack")(c.Attack(3))
+	if o, ok := c.Cur.PointedObject(); ok && o.HP >= 10 {
+		t.Fatalf("the dummy still has %g hp after the attack", o.HP)
+	}
+
+	// Use an apple: eaten (its on_use), one fewer in the inventory.
+	must(t, "equip apple")(c.Equip("apple"))
+	r = must(t, "use apple")(c.Use())
+	if inv("apple") != 1 || !strings.Contains(r.Note, "eat apple") {
+		t.Fatalf("use apple: %q, %g apples left, want it eaten", r.Note, inv("apple"))
+	}
+	// Till the ground with the hoe (left click: its on_use).
+	must(t, "equip hoe")(c.Equip("farming:hoe_stone"))
+	must(t, "look at the ground")(c.LookAbs(c.Cur.Yaw+90, 60))
+	if p := c.Cur.PointedAt(); p != nil && p.Soft {
+		must(t, "cut the plant")(c.MineAhead())
+	}
+	p := c.Cur.PointedAt()
+	if p == nil {
+		t.Fatalf("no ground in reach")
+	}
+	// The hoe tills only under air: clear a plant the ray passed by.
+	must(t, "clear above")(c.Command("setnode", map[string]any{"pos": p.Above, "node": "air"}))
+	r = must(t, "use hoe")(c.Use())
+	if !strings.Contains(r.Note, "soil") {
+		t.Fatalf("use hoe: %q, want the ground tilled to soil", r.Note)
+	}
+}

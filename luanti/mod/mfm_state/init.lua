@@ -165,6 +165,30 @@ minetest.register_on_item_eat(function(hp_change, replace_with_item, itemstack, 
 	ev({type = "eat", item = itemstack:get_name(), hp = hp_change})
 end)
 
+local function wielded_use(name)
+	local def = minetest.registered_items[name]
+	if def and def.on_use then return "use" end
+	return "place"
+end
+
+-- pointed_object is the entity in the crosshair within 4 blocks (the
+-- reach of a punch), if it comes before any node.
+local function pointed_object(player)
+	local eye = vector.add(player:get_pos(), {x = 0, y = player:get_properties().eye_height or 1.47, z = 0})
+	local to = vector.add(eye, vector.multiply(player:get_look_dir(), 4))
+	for pt in minetest.raycast(eye, to, true, false) do
+		if pt.type == "object" and pt.ref ~= player then
+			local le = pt.ref:get_luaentity()
+			return {name = le and le.name or "player", hp = pt.ref:get_hp(),
+				dist = vector.distance(eye, pt.intersection_point)}
+		elseif pt.type == "node" then
+			local def = minetest.registered_nodes[minetest.get_node(pt.under).name]
+			if def and def.walkable then return false end
+		end
+	end
+	return false
+end
+
 local function pointed(player)
 	local eye = vector.add(player:get_pos(), {x = 0, y = player:get_properties().eye_height or 1.47, z = 0})
 	local to = vector.add(eye, vector.multiply(player:get_look_dir(), 5))
@@ -277,6 +301,267 @@ commands.setnode = function(player, c)
 	return true, "set " .. c.node
 end
 
+-- craft: crafts item until at least n of it were made, through the
+-- game's own recipe engine (minetest.get_craft_result) on a grid filled
+-- from the player's inventory: the inputs are taken, the output and any
+-- replacements given. "group:x" inputs take any inventory item of that
+-- group. Not the GUI: no mouse input is involved.
+local function group_match(name, want)
+	if want:sub(1, 6) ~= "group:" then return name == want end
+	for g in string.gmatch(want:sub(7), "[^,]+") do
+		if minetest.get_item_group(name, g) == 0 then return false end
+	end
+	return true
+end
+
+-- fill_grid picks inventory items for a recipe's slots; nil and what is
+-- missing when the inventory cannot fill it.
+local function fill_grid(counts, recipe)
+	local left, grid, missing = {}, {}, {}
+	for k, v in pairs(counts) do left[k] = v end
+	for i = 1, 9 do
+		local want = recipe.items[i]
+		if want and want ~= "" then
+			local got
+			for name, n in pairs(left) do
+				if n > 0 and group_match(name, want) then got = name break end
+			end
+			if got then
+				left[got] = left[got] - 1
+				grid[i] = got
+			else
+				missing[want] = (missing[want] or 0) + 1
+				grid[i] = ""
+			end
+		else
+			grid[i] = ""
+		end
+	end
+	if next(missing) then return nil, missing end
+	return grid
+end
+
+local function inv_counts(inv)
+	local counts = {}
+	for _, st in ipairs(inv:get_list("main")) do
+		if not st:is_empty() then counts[st:get_name()] = (counts[st:get_name()] or 0) + st:get_count() end
+	end
+	return counts
+end
+
+local function describe(t)
+	local parts = {}
+	for k, v in pairs(t) do parts[#parts + 1] = v .. " " .. k:gsub("^default:", "") end
+	table.sort(parts)
+	return table.concat(parts, ", ")
+end
+
+local function craft_once(player, item)
+	local inv = player:get_inventory()
+	local recipes = minetest.get_all_craft_recipes(item)
+	if not recipes then return nil, "no recipe makes " .. item end
+	local missing_note
+	for _, r in ipairs(recipes) do
+		if r.method == "normal" then
+			local grid, missing = fill_grid(inv_counts(inv), r)
+			if grid then
+				local width = r.width
+				if width == 0 then width = 3 end
+				local out, dec = minetest.get_craft_result({method = "normal", width = width, items = grid})
+				if out and not out.item:is_empty() and out.item:get_name() == item then
+					if not inv:room_for_item("main", out.item) then return nil, "no room in the inventory for " .. out.item:to_string() end
+					local used = {}
+					for i, name in ipairs(grid) do
+						if name ~= "" then
+							inv:remove_item("main", ItemStack(name))
+							used[name] = (used[name] or 0) + 1
+							local d = dec.items[i]
+							if d and not d:is_empty() and d:get_name() ~= name then inv:add_item("main", d) end
+						end
+					end
+					for _, rep in ipairs(out.replacements or {}) do inv:add_item("main", rep) end
+					inv:add_item("main", out.item)
+					return out.item:get_count(), used
+				end
+			elseif not missing_note then
+				missing_note = "missing " .. describe(missing)
+			end
+		end
+	end
+	return nil, missing_note or ("no crafting-grid recipe makes " .. item .. " (a furnace recipe?)")
+end
+
+commands.craft = function(player, c)
+	local item, n = c.item, tonumber(c.n) or 1
+	if type(item) ~= "string" or not minetest.registered_items[item] then
+		return false, "craft needs item, a registered item name (e.g. default:wood)"
+	end
+	local made, used = 0, {}
+	while made < n do
+		local got, u = craft_once(player, item)
+		if not got then
+			if made == 0 then return false, u end
+			return false, string.format("made %d of %d %s, then %s", made, n, item, u), {made = made}
+		end
+		made = made + got
+		for k, v in pairs(u) do used[k] = (used[k] or 0) + v end
+	end
+	ev({type = "craft", item = item, count = made})
+	return true, string.format("crafted %d %s from %s", made, item:gsub("^default:", ""), describe(used)), {made = made}
+end
+
+-- hotbar: moves item into the hotbar (first empty hotbar slot, else the
+-- last one, whose stack goes where the item was), so a number key can
+-- select it. An inventory move by the mod, not the GUI.
+commands.hotbar = function(player, c)
+	local inv = player:get_inventory()
+	local list = inv:get_list("main")
+	local from
+	for i, st in ipairs(list) do
+		if st:get_name() == c.item then
+			if i <= 8 then return true, "already in hotbar slot " .. i, {slot = i} end
+			from = from or i
+		end
+	end
+	if not from then return false, "no " .. tostring(c.item) .. " in the inventory" end
+	local to = 8
+	for i = 1, 8 do if list[i]:is_empty() then to = i break end end
+	list[from], list[to] = list[to], list[from]
+	inv:set_list("main", list)
+	return true, "moved to hotbar slot " .. to, {slot = to}
+end
+
+-- Furnaces: load ore and fuel into the furnace at pos from the player's
+-- inventory (the node inventory's src and fuel lists, as the furnace GUI
+-- would) and start its timer; take its output.
+local function furnace_at(c)
+	local pos = parse_pos(c.pos)
+	if not pos then return nil, "needs pos {x,y,z}" end
+	local n = minetest.get_node(pos).name
+	if n ~= "default:furnace" and n ~= "default:furnace_active" then
+		return nil, "no furnace at " .. minetest.pos_to_string(pos) .. " (" .. n .. ")"
+	end
+	return pos
+end
+
+local function move_to(pinv, ninv, list, item, count)
+	if count <= 0 then return 0 end
+	local stack = ItemStack(item .. " " .. count)
+	if not pinv:contains_item("main", stack) then
+		local have = inv_counts(pinv)[item] or 0
+		return nil, string.format("%d %s wanted, %d in the inventory", count, item, have)
+	end
+	if not ninv:room_for_item(list, stack) then return nil, "the furnace's " .. list .. " is full" end
+	local taken = pinv:remove_item("main", stack)
+	ninv:add_item(list, taken)
+	return taken:get_count()
+end
+
+commands.furnace_load = function(player, c)
+	local pos, err = furnace_at(c)
+	if not pos then return false, err end
+	local ninv = minetest.get_meta(pos):get_inventory()
+	local pinv = player:get_inventory()
+	local n, fuel_n = tonumber(c.n) or 1, tonumber(c.fuel_n) or 1
+	local cooked = minetest.get_craft_result({method = "cooking", width = 1, items = {ItemStack(c.item)}})
+	if not cooked or cooked.item:is_empty() then return false, tostring(c.item) .. " does not smelt" end
+	local burn = minetest.get_craft_result({method = "fuel", width = 1, items = {ItemStack(c.fuel)}})
+	if not burn or burn.time <= 0 then return false, tostring(c.fuel) .. " is not a fuel" end
+	local got, e1 = move_to(pinv, ninv, "src", c.item, n)
+	if not got then return false, e1 end
+	local gotf, e2 = move_to(pinv, ninv, "fuel", c.fuel, fuel_n)
+	if not gotf then
+		-- give the ore back: nothing half-loaded
+		pinv:add_item("main", ninv:remove_item("src", ItemStack(c.item .. " " .. got)))
+		return false, e2
+	end
+	minetest.get_node_timer(pos):start(1.0)
+	return true, string.format("loaded %d %s and %d %s; makes %s in %.0f s each", got, c.item, gotf, c.fuel,
+		cooked.item:get_name(), cooked.time), {output = cooked.item:get_name(), time = cooked.time}
+end
+
+commands.furnace_take = function(player, c)
+	local pos, err = furnace_at(c)
+	if not pos then return false, err end
+	local ninv = minetest.get_meta(pos):get_inventory()
+	local pinv = player:get_inventory()
+	local took = {}
+	for i, st in ipairs(ninv:get_list("dst")) do
+		if not st:is_empty() then
+			local left = pinv:add_item("main", st)
+			took[st:get_name()] = (took[st:get_name()] or 0) + st:get_count() - left:get_count()
+			ninv:set_stack("dst", i, left)
+		end
+	end
+	if not next(took) then return false, "the furnace's output is empty" end
+	return true, "took " .. describe(took), took
+end
+
+local function list_counts(inv, list)
+	local t = {}
+	for _, st in ipairs(inv:get_list(list) or {}) do
+		if not st:is_empty() then t[st:get_name()] = (t[st:get_name()] or 0) + st:get_count() end
+	end
+	return t
+end
+
+-- furnace_state is the furnace at pos as the state line reports it.
+local function furnace_state(pos)
+	local n = minetest.get_node(pos).name
+	if n ~= "default:furnace" and n ~= "default:furnace_active" then return nil end
+	local inv = minetest.get_meta(pos):get_inventory()
+	return {pos = p3(pos), active = n == "default:furnace_active", src = list_counts(inv, "src"),
+		fuel = list_counts(inv, "fuel"), dst = list_counts(inv, "dst")}
+end
+
+-- A training dummy: a mob-like entity with 10 hp for attack (minetest_game
+-- has no mobs). spawn_dummy puts one on the ground 2 blocks ahead.
+minetest.register_entity("mfm_state:dummy", {
+	initial_properties = {
+		hp_max = 10, physical = true, collide_with_objects = true,
+		collisionbox = {-0.4, 0, -0.4, 0.4, 1.6, 0.4}, selectionbox = {-0.4, 0, -0.4, 0.4, 1.6, 0.4},
+		visual = "cube", visual_size = {x = 0.8, y = 1.6},
+		textures = {"default_junglewood.png", "default_junglewood.png", "default_tree.png",
+			"default_tree.png", "default_tree.png", "default_tree.png"},
+	},
+	on_activate = function(self)
+		self.object:set_armor_groups({fleshy = 100})
+		self.object:set_acceleration({x = 0, y = -9.81, z = 0})
+	end,
+	-- It takes the punch's damage and stays where it stands (no knockback).
+	on_punch = function(self, puncher, tflp, caps, dir, damage)
+		local hp = self.object:get_hp() - (damage or 0)
+		if hp <= 0 then
+			ev({type = "kill", item = "mfm_state:dummy"})
+			self.object:remove()
+		else
+			self.object:set_hp(hp)
+		end
+		return true
+	end,
+	on_step = function(self)
+		local v = self.object:get_velocity()
+		if v and (v.x ~= 0 or v.z ~= 0) then self.object:set_velocity({x = 0, y = v.y, z = 0}) end
+	end,
+})
+
+commands.spawn_dummy = function(player, c)
+	local pos = player:get_pos()
+	local dir = player:get_look_dir()
+	local h = vector.normalize({x = dir.x, y = 0, z = dir.z})
+	local p = vector.round({x = pos.x + 2 * h.x, y = pos.y + 2, z = pos.z + 2 * h.z})
+	-- down to the first walkable block
+	for _ = 1, 8 do
+		local def = minetest.registered_nodes[nodename({x = p.x, y = p.y - 1, z = p.z})]
+		if def and def.walkable then break end
+		p.y = p.y - 1
+	end
+	p.y = p.y - 0.5
+	local obj = minetest.add_entity(p, "mfm_state:dummy")
+	if not obj then return false, "could not add the dummy" end
+	return true, "a dummy stands at " .. minetest.pos_to_string(p), {pos = p}
+end
+
 minetest.register_globalstep(function(dtime)
 	for _, player in ipairs(minetest.get_connected_players()) do poll_commands(player) end
 	acc = acc + dtime
@@ -322,6 +607,9 @@ minetest.register_globalstep(function(dtime)
 			local le = obj:get_luaentity()
 			if le and le.name == "__builtin:item" then items[#items + 1] = {pos = p3(obj:get_pos()), item = le.itemstring} end
 		end
+		local pt = pointed(player)
+		local furnace = false
+		if pt then furnace = furnace_state(pt.under) or false end
 		local line = minetest.write_json({
 			seq = seq,
 			us = minetest.get_us_time(),
@@ -334,11 +622,16 @@ minetest.register_globalstep(function(dtime)
 			hp = player:get_hp(),
 			breath = player:get_breath(),
 			wielded = player:get_wielded_item():get_name(),
+			-- how the wielded item is used: "use" (left click runs its on_use:
+			-- food, hoes, buckets) or "place" (right click)
+			wielded_use = wielded_use(player:get_wielded_item():get_name()),
 			wield_index = player:get_wield_index(),
 			hotbar = hotbar,
 			inventory = inv,
 			controls = player:get_player_control(),
-			pointed = pointed(player) or false,
+			pointed = pt or false,
+			pointed_object = pointed_object(player),
+			furnace = furnace,
 			below = nodename({x = feet.x, y = math.floor(pos.y + 0.5) - 1, z = feet.z}),
 			tree = tree or false,
 			biome = bd and minetest.get_biome_name(bd.biome) or "",
