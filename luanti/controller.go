@@ -29,8 +29,8 @@ type Input struct {
 	// place/use): one action, where a button held over a slow tick would
 	// repeat it (a second place on the block just placed opens its GUI).
 	Click byte
-	Tap                                     xproto.Keysym
-	Frame                                   bool // keep this tick's frame
+	Tap   xproto.Keysym
+	Frame bool // keep this tick's frame
 }
 
 // Action is the recorded form of an Input: the keys held are under "keys"
