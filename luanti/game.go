@@ -53,6 +53,9 @@ type Config struct {
 	// "default:tree 3" (nil: tools, dirt, apples and torches; empty:
 	// nothing).
 	StartKit []string
+	// ExportGraph makes the mod write the game's task-state graph (items
+	// and recipes) to <world>/mfm_graph.json at start (see Game.Graph).
+	ExportGraph bool
 	// Nice is added to the game's and Xvfb's niceness (default 0).
 	Nice int
 	// Logger gets diagnostics (default slog.Default()).
@@ -441,7 +444,7 @@ gui_scaling = %g
 mouse_sensitivity = 0.2
 doubletap_jump = false
 time_speed = 72
-`, c.Width, c.Height, c.Seed, hudScale(c.Height), hudScale(c.Height)) + kitSetting(c.StartKit)
+`, c.Width, c.Height, c.Seed, hudScale(c.Height), hudScale(c.Height)) + kitSetting(c.StartKit) + fmt.Sprintf("mfm_export_graph = %v\n", c.ExportGraph)
 }
 
 // hudScale scales the HUD and GUI with the window height so the whole

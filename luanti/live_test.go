@@ -222,3 +222,48 @@ func TestLiveTechAtoms(t *testing.T) {
 		t.Fatalf("use hoe: %q, want the ground tilled to soil", r.Note)
 	}
 }
+
+// TestLiveGraphExport exports minetest_game's task-state graph from the
+// running game and checks it against the committed export
+// (testdata/minetest_game_graph.json; MFM_WRITE_GRAPH=1 rewrites it).
+func TestLiveGraphExport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live game: not in -short")
+	}
+	if err := Available(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI: the live harness must run: %v", err)
+		}
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	g, err := Start(ctx, Config{Dir: filepath.Join(t.TempDir(), "game"), ExportGraph: true, Nice: 5})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer g.Stop()
+	live, err := g.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("exported %d items, %d recipes", len(live.Items), len(live.Recipes))
+	const committed = "testdata/minetest_game_graph.json"
+	if os.Getenv("MFM_WRITE_GRAPH") == "1" {
+		b, err := os.ReadFile(filepath.Join(g.cfg.Dir, "world", GraphFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(committed, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := LoadGraph(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Items) != len(want.Items) || len(live.Recipes) != len(want.Recipes) {
+		t.Fatalf("live export: %d items, %d recipes; committed: %d, %d", len(live.Items), len(live.Recipes), len(want.Items), len(want.Recipes))
+	}
+	checkGraphFacts(t, live)
+}

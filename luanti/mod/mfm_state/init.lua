@@ -648,3 +648,86 @@ minetest.register_globalstep(function(dtime)
 	end
 end)
 minetest.register_on_shutdown(function() out:close() end)
+
+-- The task-state graph of the game (setting mfm_export_graph): every
+-- registered item with its type, groups, drops, tool reach and fuel time,
+-- and every crafting and cooking recipe with counts, from the game's own
+-- definitions (minetest.registered_items, minetest.get_all_craft_recipes),
+-- written once to <world>/mfm_graph.json after all mods are loaded.
+local function drops_of(def)
+	local d = def.drop
+	if d == nil then return nil end
+	if type(d) == "string" then
+		if d == "" then return {} end
+		return {d}
+	end
+	local out = {}
+	for _, entry in ipairs(d.items or {}) do
+		for _, it in ipairs(entry.items or {}) do
+			out[#out + 1] = it
+		end
+	end
+	return out
+end
+
+local function export_graph()
+	local items, recipes = {}, {}
+	local names = {}
+	for name in pairs(minetest.registered_items) do names[#names + 1] = name end
+	table.sort(names)
+	for _, name in ipairs(names) do
+		local def = minetest.registered_items[name]
+		if name ~= "" and name ~= "air" and name ~= "ignore" and name ~= "unknown" then
+			local e = {type = def.type, stack_max = def.stack_max,
+				description = minetest.get_translated_string("en", def.description or ""):gsub("\n.*", "")}
+			local groups = {}
+			for g, v in pairs(def.groups or {}) do groups[g] = v end
+			if next(groups) then e.groups = groups end
+			if def.type == "node" then
+				e.drops = drops_of(def)
+				e.walkable = def.walkable ~= false
+			end
+			local caps = def.tool_capabilities
+			if caps and caps.groupcaps and next(caps.groupcaps) then
+				local reach = {}
+				for g, gc in pairs(caps.groupcaps) do reach[g] = gc.maxlevel or 0 end
+				e.digs = reach
+			end
+			local f = minetest.get_craft_result({method = "fuel", width = 1, items = {ItemStack(name)}})
+			if f and f.time and f.time > 0 then e.fuel_time = f.time end
+			items[name] = e
+			for _, r in ipairs(minetest.get_all_craft_recipes(name) or {}) do
+				local out = ItemStack(r.output)
+				local inputs, grid, last = {}, {}, 0
+				for i = 1, 9 do
+					if r.items[i] and r.items[i] ~= "" then last = i end
+				end
+				for i = 1, last do
+					local it = r.items[i] or ""
+					grid[i] = it
+					if it ~= "" then inputs[it] = (inputs[it] or 0) + 1 end
+				end
+				local rec = {output = out:get_name(), count = out:get_count(), method = r.method,
+					width = r.width, inputs = inputs, grid = grid}
+				if r.method == "cooking" then
+					local probe = grid[1] or ""
+					if probe:sub(1, 6) == "group:" then probe = "" end
+					if probe ~= "" then
+						local cr = minetest.get_craft_result({method = "cooking", width = 1, items = {ItemStack(probe)}})
+						if cr and cr.time then rec.time = cr.time end
+					end
+				end
+				if out:get_name() == name then recipes[#recipes + 1] = rec end
+			end
+		end
+	end
+	local f = assert(io.open(minetest.get_worldpath() .. "/mfm_graph.json", "w"))
+	f:write(minetest.write_json({game = minetest.get_game_info and minetest.get_game_info().id or "minetest_game",
+		items = items, recipes = recipes}, true))
+	f:close()
+	minetest.log("action", string.format("[mfm_state] exported %d items and %d recipes", #names, #recipes))
+end
+
+if minetest.settings:get_bool("mfm_export_graph", false) then
+	minetest.register_on_mods_loaded(function() minetest.after(0, export_graph) end)
+end
