@@ -534,8 +534,8 @@ const FrameColors = 64
 
 // encodeFrame quantises a frame to its own 64-colour palette (median cut,
 // github.com/soniakeys/quant; no dithering, which compresses badly) and
-// encodes it as PNG; the dark trunks and
-// leaves a fixed palette (web-safe, Plan 9) turns black or yellow.
+// encodes it as PNG; it keeps the dark trunks and leaves of a forest that
+// a fixed palette (web-safe, Plan 9) turns black or yellow.
 func encodeFrame(img *image.RGBA) []byte {
 	p := median.Quantizer(FrameColors).Paletted(img)
 	draw.Draw(p, p.Rect, img, img.Rect.Min, draw.Src)
