@@ -285,7 +285,7 @@ func (c *Controller) CloseInventory() (Result, error) {
 }
 
 // Attack punches the entity in the crosshair n times (the dig button held
-// for a tick once a second: a full punch; a slow tick may land two), checking its hp in the logged
+// for two ticks once a second: a full punch; a slow tick may land two), checking its hp in the logged
 // state. OK when its hp dropped or it died; it fails when no entity is in
 // reach in the crosshair or the punches did no harm.
 func (c *Controller) Attack(n int) (Result, error) {
@@ -328,16 +328,18 @@ func (c *Controller) Attack(n int) (Result, error) {
 		}
 		if i%10 == 0 && hits < n {
 			hits++
-			// Held for a tick, not clicked: the game deals punch damage
-			// only while the button is down at a frame.
-			return Input{Dig: true, Frame: hits == 1}, false, Result{}
+		}
+		if i%10 < 2 && hits <= n && i < 10*n {
+			// Held for two ticks, not clicked: the game deals punch
+			// damage only while the button is down at a frame.
+			return Input{Dig: true, Frame: i == 0}, false, Result{}
 		}
 		return Input{}, false, Result{}
 	})
 }
 
 // Use uses the held item once on what the crosshair points at: a left
-// click for items with a use action (food, hoes, buckets: the state's
+// press (held up to half a second) for items with a use action (food, hoes, buckets: the state's
 // wielded_use is "use"), else a right click (place, open, activate). OK
 // when something changed in the logged state (an event, the inventory, or
 // the pointed block); it fails with "nothing changed".
@@ -373,12 +375,14 @@ func (c *Controller) Use() (Result, error) {
 			}
 			return Input{}, true, Result{OK: true, Note: "used " + item + " on " + on + ": " + strings.Join(changes, ", ")}
 		}
-		if i == 0 {
-			// A left use needs the button down at a frame (held for one
-			// tick); a right click is a click, so it cannot repeat.
-			if left {
-				return Input{Dig: true, Frame: true}, false, Result{}
-			}
+		// A left use needs the button down while the game draws a frame,
+		// which can take longer than a tick on a busy machine: it is held
+		// for half a second (an on_use runs once per press). A right click
+		// is a click, so it cannot repeat.
+		if left && i < 5 && len(changes) == 0 {
+			return Input{Dig: true, Frame: i == 0}, false, Result{}
+		}
+		if !left && i == 0 {
 			return Input{Click: 3, Frame: true}, false, Result{}
 		}
 		return Input{}, false, Result{}
