@@ -220,8 +220,9 @@ func (c *Controller) Smelt(item, fuel string, n, fuelN int) (Result, error) {
 		if got := s.Inventory[output] - before[output]; got >= float64(n) {
 			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("smelted %d %s into %s; %s", n, shortName(item), shortName(output), take.result.Note)}
 		}
-		if i-take.sentAt > commandWait {
-			return Input{}, true, Result{Note: "took the output but the inventory does not show it"}
+		if i-take.sentAt > 10 { // the inventory shows the take within a tick or two
+			got := s.Inventory[output] - before[output]
+			return Input{}, true, Result{Note: fmt.Sprintf("the furnace ran out of %s: %s, %g of %d in the inventory", shortName(item), take.result.Note, got, n)}
 		}
 		return Input{}, false, Result{}
 	})
