@@ -77,7 +77,7 @@ func must(t *testing.T, what string) func(Result, error) Result {
 // TestLiveSpawnAndEntombed checks the spawn (firm ground under open sky)
 // and that a head inside a block is reported in the state and dug out.
 func TestLiveSpawnAndEntombed(t *testing.T) {
-	c, _ := liveGame(t, []string{"default:pick_stone"})
+	c, _ := liveGame(t, []string{"default:pick_stone", "default:axe_stone"})
 	s := c.Cur
 	t.Logf("spawn: %s; below %s, headroom %g", s.Spawn, s.Below, s.Headroom)
 	if s.Headroom < 16 {
@@ -101,6 +101,20 @@ func TestLiveSpawnAndEntombed(t *testing.T) {
 	if _, ok := c.Cur.EntombedIn(); ok {
 		t.Fatalf("still entombed after dig_out: %v", c.Cur.Entombed)
 	}
+	// The scripted player digs itself out before anything else.
+	eye = Vec{X: round0(c.Cur.Pos.X), Y: round0(c.Cur.Pos.Y + EyeHeight), Z: round0(c.Cur.Pos.Z)}
+	must(t, "setnode")(c.Command("setnode", map[string]any{"pos": eye, "node": "default:stone"}))
+	if _, ok := c.Cur.EntombedIn(); !ok {
+		t.Fatalf("stone at the eye is not reported as entombed: %v", c.Cur.Entombed)
+	}
+	a := &Agent{C: c}
+	if err := a.Play(context.Background(), c.Stats.Episodes+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Cur.EntombedIn(); ok || !strings.Contains(c.LastRow.Summary, "dig_out") {
+		t.Fatalf("the scripted player's next episode %q left it entombed: %v", c.LastRow.Summary, c.Cur.Entombed)
+	}
+	t.Logf("scripted player: %s", c.LastRow.Summary)
 	if got := c.State(c.Cur).Extra["entombed"]; got != "" {
 		t.Fatalf("harness state entombed = %v after dig_out, want empty", got)
 	}
