@@ -2,6 +2,7 @@ package luanti
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -31,6 +32,11 @@ func (a *Agent) Play(ctx context.Context, n int) error {
 		a.Log = slog.Default()
 	}
 	c := a.C
+	if n > 0 {
+		// Stop at exactly n episodes, also in the middle of a round.
+		defer func(limit int) { c.EpisodeLimit = limit }(c.EpisodeLimit)
+		c.EpisodeLimit = n
+	}
 	enough := func() bool { return ctx.Err() != nil || (n > 0 && c.Stats.Episodes >= n) }
 	round := 0
 	for !enough() {
@@ -56,6 +62,9 @@ func (a *Agent) Play(ctx context.Context, n int) error {
 			} else {
 				err = a.explore()
 			}
+		}
+		if errors.Is(err, ErrEpisodeLimit) {
+			return nil
 		}
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package luanti
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/draw"
@@ -112,6 +113,9 @@ type Controller struct {
 	GUI string
 	// LastData is what the mod returned for the last Command.
 	LastData any
+	// EpisodeLimit, if > 0, stops recording at that many episodes: a
+	// further atom call returns ErrEpisodeLimit without recording.
+	EpisodeLimit int
 
 	held      Input
 	lastFrame []byte
@@ -235,6 +239,10 @@ func (c *Controller) apply(in Input) error {
 	return nil
 }
 
+// ErrEpisodeLimit is returned by an atom called after Controller.EpisodeLimit
+// episodes were recorded.
+var ErrEpisodeLimit = errors.New("luanti: episode limit reached")
+
 // SettleTicks bounds how long an episode waits for the player to land
 // after its atom ended in the air (a 13-block fall takes about 2 s).
 const SettleTicks = 60
@@ -268,6 +276,9 @@ type atomFunc func(i int, s Raw, ev []Event) (in Input, done bool, res Result)
 func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, error) {
 	if c.Ctx != nil && c.Ctx.Err() != nil {
 		return Result{}, c.Ctx.Err() // stopping: no new episode
+	}
+	if c.EpisodeLimit > 0 && c.Stats.Episodes >= c.EpisodeLimit {
+		return Result{}, ErrEpisodeLimit
 	}
 	if err := c.R.Begin(call); err != nil {
 		return Result{}, err

@@ -33,7 +33,7 @@ func TestLiveSmoke(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 110*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	defer cancel()
 	dir := t.TempDir()
 	storeDir := filepath.Join(dir, "store")
