@@ -349,14 +349,20 @@ func (c *Controller) Use() (Result, error) {
 	left := c.Cur.WieldedUse == "use"
 	before := c.Cur
 	var changes []string
+	nodeChange := ""
 	return c.Run(harness.Call{Kind: "use", Args: args("item", item)}, 15, func(i int, s Raw, _ []Event) (Input, bool, Result) {
 		for _, e := range s.Events {
-			changes = append(changes, c.eventLine(e))
-		}
-		if i >= 12 {
-			if p0, p := before.PointedAt(), s.PointedAt(); p0 != nil && p != nil && p0.Under == p.Under && p0.Node != p.Node {
-				changes = append(changes, fmt.Sprintf("%s became %s", shortName(p0.Node), shortName(p.Node)))
+			if l := c.eventLine(e); l != "" {
+				changes = append(changes, l)
 			}
+		}
+		// The pointed block's first change is kept as it happened (the
+		// game may change it again: dry soil turns back to dirt).
+		if p0, p := before.PointedAt(), s.PointedAt(); nodeChange == "" && p0 != nil && p != nil && p0.Under == p.Under && p0.Node != p.Node {
+			nodeChange = fmt.Sprintf("%s became %s", shortName(p0.Node), shortName(p.Node))
+			changes = append(changes, nodeChange)
+		}
+		if i >= 12 || (i >= 6 && len(changes) > 0) {
 			for k, v := range s.Inventory {
 				if d := v - before.Inventory[k]; d != 0 {
 					changes = append(changes, fmt.Sprintf("%s %+g", shortName(k), d))
