@@ -15,8 +15,8 @@ import (
 	"syscall"
 
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/examples/luanti"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/luanti"
 )
 
 // demoRun is the committed Luanti run, relative to the repository root.
@@ -107,18 +107,20 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Ctrl-C unmounts.")
 	waited := make(chan struct{})
 	go func() { srv.Wait(); close(waited) }()
+	recording := *live
 	select {
 	case <-waited:
 		return 0
 	case <-sigs:
 	case err := <-recDone:
+		recording = false
 		if err != nil {
 			fmt.Fprintln(stderr, "mfmd demo: recording stopped:", err)
 		}
 		<-sigs
 	}
 	cancel()
-	if *live {
+	if recording {
 		<-recDone
 	}
 	if err := srv.Unmount(); err != nil {

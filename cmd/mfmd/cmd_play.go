@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/examples/luanti"
 	mfmfs "github.com/mfm-project/mfm/fs"
 	"github.com/mfm-project/mfm/harness"
+	"github.com/mfm-project/mfm/luanti"
 	"github.com/mfm-project/mfm/play"
 	"github.com/mfm-project/mfm/play/luantiworld"
 	"github.com/mfm-project/mfm/task"

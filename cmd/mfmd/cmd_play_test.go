@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/examples/luanti"
 	"github.com/mfm-project/mfm/harness"
+	"github.com/mfm-project/mfm/luanti"
 	"github.com/mfm-project/mfm/play"
 	"github.com/mfm-project/mfm/task"
 )

@@ -9,8 +9,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/mfm-project/mfm/examples/luanti"
 	"github.com/mfm-project/mfm/harness"
+	"github.com/mfm-project/mfm/luanti"
 	"github.com/mfm-project/mfm/play"
 )
 

@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mfm-project/mfm/examples/luanti"
+	"github.com/mfm-project/mfm/luanti"
 )
 
 func main() {

@@ -1,7 +1,11 @@
 package luanti
 
 // Vec is a position or velocity.
-type Vec struct{ X, Y, Z float64 }
+type Vec struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+	Z float64 `json:"z"`
+}
 
 // Pointed is what the crosshair points at (up to 5 blocks).
 type Pointed struct {
@@ -29,6 +33,13 @@ type Event struct {
 	Item   string  `json:"item"`
 	HP     float64 `json:"hp"`
 	Count  float64 `json:"count"`
+	// A command's result (type "cmd"): its id, name, outcome and note,
+	// and what it returns (Data).
+	ID   float64 `json:"id"`
+	Cmd  string  `json:"cmd"`
+	OK   bool    `json:"ok"`
+	Note string  `json:"note"`
+	Data any     `json:"data"`
 }
 
 // Raw is one state line of the mod (mod/mfm_state/init.lua).
@@ -53,8 +64,30 @@ type Raw struct {
 	Tree       any                `json:"tree"`
 	Items      []Item             `json:"items"`
 	Biome      string             `json:"biome"`
-	Headroom   float64            `json:"headroom"` // free blocks above the head (up to 16)
+	Headroom   float64            `json:"headroom"`    // free blocks above the head (up to 16)
+	WieldedUse string             `json:"wielded_use"` // "use": left click runs the item's on_use; "place": right click
+	PointedObj any                `json:"pointed_object"`
+	Furnace    any                `json:"furnace"`  // the furnace in the crosshair
+	Entombed   any                `json:"entombed"` // {node, pos} when the eye is inside a solid block, else false
+	Ready      bool               `json:"ready"`    // the player stands at the chosen spawn
+	Spawn      string             `json:"spawn"`    // how the spawn was chosen
 	Events     []Event            `json:"events"`
+}
+
+// Tomb is the solid block the eye is inside.
+type Tomb struct {
+	Node string
+	Pos  Vec
+}
+
+// EntombedIn reports the block the eye is inside, if any: the view is
+// that block's inside and the agent must dig it out.
+func (r Raw) EntombedIn() (Tomb, bool) {
+	m, ok := r.Entombed.(map[string]any)
+	if !ok {
+		return Tomb{}, false
+	}
+	return Tomb{Node: str(m["node"]), Pos: vec(m["pos"])}, true
 }
 
 // PointedAt decodes the pointed node (nil when none).
@@ -93,4 +126,54 @@ func vec(v any) Vec {
 	m, _ := v.(map[string]any)
 	f := func(k string) float64 { x, _ := m[k].(float64); return x }
 	return Vec{f("x"), f("y"), f("z")}
+}
+
+// Object is an entity in the crosshair.
+type Object struct {
+	Name string
+	HP   float64
+	Dist float64
+}
+
+// PointedObject is the entity in the crosshair within punching reach.
+func (r Raw) PointedObject() (Object, bool) {
+	m, ok := r.PointedObj.(map[string]any)
+	if !ok {
+		return Object{}, false
+	}
+	o := Object{Name: str(m["name"])}
+	o.HP, _ = m["hp"].(float64)
+	o.Dist, _ = m["dist"].(float64)
+	return o, true
+}
+
+// Furnace is a furnace's node inventory: what it smelts, burns and made.
+type Furnace struct {
+	Pos            Vec
+	Active         bool
+	Src, Fuel, Dst map[string]float64
+}
+
+// FurnaceAhead is the furnace in the crosshair, if any.
+func (r Raw) FurnaceAhead() (Furnace, bool) {
+	m, ok := r.Furnace.(map[string]any)
+	if !ok {
+		return Furnace{}, false
+	}
+	f := Furnace{Pos: vec(m["pos"]), Src: counts(m["src"]), Fuel: counts(m["fuel"]), Dst: counts(m["dst"])}
+	f.Active, _ = m["active"].(bool)
+	return f, true
+}
+
+// counts decodes an item count table (the mod writes an empty one as
+// null or []).
+func counts(v any) map[string]float64 {
+	out := map[string]float64{}
+	m, _ := v.(map[string]any)
+	for k, x := range m {
+		if n, ok := x.(float64); ok {
+			out[k] = n
+		}
+	}
+	return out
 }

@@ -101,7 +101,7 @@ const (
 	KeyD      xproto.Keysym = 'd'
 	KeySpace  xproto.Keysym = ' '
 	KeyShift  xproto.Keysym = 0xffe1
-	KeyF2     xproto.Keysym = 0xffbf
+	KeyI      xproto.Keysym = 'i'
 	KeyEscape xproto.Keysym = 0xff1b
 )
 

@@ -16,11 +16,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,10 +44,18 @@ type Config struct {
 	Dir string
 	// Seed is the map seed (default 5: spawn in a deciduous forest, mapgen v7).
 	Seed int64
-	// Width, Height are the window size (default 256x192: the frames).
+	// Width, Height are the window size (default 640x360, the paper's
+	// frame size: the frames).
 	Width, Height int
 	// StartTimeout bounds start-up (default 60 s).
 	StartTimeout time.Duration
+	// StartKit is the new player's inventory, item strings such as
+	// "default:tree 3" (nil: tools, dirt, apples and torches; empty:
+	// nothing).
+	StartKit []string
+	// ExportGraph makes the mod write the game's task-state graph (items
+	// and recipes) to <world>/mfm_graph.json at start (see Game.Graph).
+	ExportGraph bool
 	// Nice is added to the game's and Xvfb's niceness (default 0).
 	Nice int
 	// Logger gets diagnostics (default slog.Default()).
@@ -68,6 +78,7 @@ type Game struct {
 	events []Event
 	lines  int64
 	closed bool
+	cmdID  int64
 }
 
 // Available reports whether the game and Xvfb are installed.
@@ -88,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (*Game, error) {
 		cfg.Seed = DefaultSeed
 	}
 	if cfg.Width == 0 {
-		cfg.Width, cfg.Height = 256, 192
+		cfg.Width, cfg.Height = 640, 360
 	}
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 60 * time.Second
@@ -147,17 +158,22 @@ func (g *Game) start(ctx context.Context) error {
 	statePath := filepath.Join(world, "mfm_state.jsonl")
 	go g.tail(statePath)
 	// Readiness: a first state line, then the window.
+	// The mod reports ready once the player stands on the spawn it chose
+	// (ground under open sky, after the area is generated).
 	for {
 		g.mu.Lock()
-		ready := g.latest != nil
+		ready := g.latest != nil && g.latest.Ready
 		g.mu.Unlock()
 		if ready {
 			break
 		}
-		if err := g.waitTick(ctx, "the first state line"); err != nil {
+		if err := g.waitTick(ctx, "the player to stand at the spawn"); err != nil {
 			return err
 		}
 	}
+	g.mu.Lock()
+	g.cfg.Logger.Info("luanti: "+g.latest.Spawn, "biome", g.latest.Biome)
+	g.mu.Unlock()
 	x, err := DialX(g.Display)
 	if err != nil {
 		return err
@@ -172,8 +188,6 @@ func (g *Game) start(ctx context.Context) error {
 			return fmt.Errorf("%w (last: %v)", werr, err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
-	_ = x.Tap(KeyF2) // hide the chat overlay
 	return nil
 }
 
@@ -319,6 +333,35 @@ func (g *Game) Next(seq float64) (Raw, []Event, error) {
 	return *g.latest, ev, nil
 }
 
+// Command sends a command to the state mod (appends one JSON line to
+// <world>/mfm_cmd.jsonl, which the mod reads every server step) and
+// returns its id; the result arrives as an Event of type "cmd" with that
+// id in a later state line.
+func (g *Game) Command(name string, fields map[string]any) (int64, error) {
+	g.mu.Lock()
+	g.cmdID++
+	id := g.cmdID
+	g.mu.Unlock()
+	m := map[string]any{}
+	for k, v := range fields {
+		m[k] = v
+	}
+	m["id"], m["cmd"] = id, name
+	b, err := json.Marshal(m)
+	if err != nil {
+		return 0, fmt.Errorf("luanti: encode command %s: %w", name, err)
+	}
+	f, err := os.OpenFile(filepath.Join(g.cfg.Dir, "world", "mfm_cmd.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("luanti: command %s: %w", name, err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return 0, fmt.Errorf("luanti: command %s: %w", name, err)
+	}
+	return id, nil
+}
+
 // Lines is the number of state lines read.
 func (g *Game) Lines() int64 {
 	g.mu.Lock()
@@ -396,10 +439,25 @@ creative_mode = false
 fixed_map_seed = %d
 mg_name = v7
 server_announce = false
-hud_scaling = 0.4
-gui_scaling = 0.6
+hud_scaling = %g
+gui_scaling = %g
 mouse_sensitivity = 0.2
 doubletap_jump = false
 time_speed = 72
-`, c.Width, c.Height, c.Seed)
+`, c.Width, c.Height, c.Seed, hudScale(c.Height), hudScale(c.Height)) + kitSetting(c.StartKit) + fmt.Sprintf("mfm_export_graph = %v\n", c.ExportGraph)
+}
+
+// hudScale scales the HUD and GUI with the window height so the whole
+// HUD (hearts above the hotbar, one hotbar row) and the inventory window
+// fit: 0.4 at 192 rows, 0.75 at 360.
+func hudScale(height int) float64 {
+	return math.Round(float64(height)/480*100) / 100
+}
+
+// kitSetting is the mod's start kit setting (none: the mod's default kit).
+func kitSetting(kit []string) string {
+	if kit == nil {
+		return ""
+	}
+	return "mfm_start_kit = " + strings.Join(kit, ",") + "\n"
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"image/png"
 	"os"
 	"path"
@@ -32,7 +33,7 @@ func TestLiveSmoke(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 110*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	defer cancel()
 	dir := t.TempDir()
 	storeDir := filepath.Join(dir, "store")
@@ -172,4 +173,68 @@ func checkQueryAndView(t *testing.T, ctx context.Context, s *episodes.Store) epi
 		t.Logf("view %s: %dx%d PNG, %d bytes", c.rel, sz.X, sz.Y, len(b))
 	}
 	return hit
+}
+
+// TestLiveTechChain plays the first links of the tech tree for real from a
+// start kit of one axe: fell a tree and pick up its wood, craft planks,
+// sticks and a wooden pickaxe, each checked against the logged inventory
+// (the controller's state lines and the recorded episode's outcome.json).
+func TestLiveTechChain(t *testing.T) {
+	c, s := liveGame(t, []string{"default:axe_stone"})
+	a := &Agent{C: c}
+	inv := func(item string) int { return int(c.Cur.Inventory[fullName(item)]) }
+	for round := 0; round < 6 && inv("tree") < 1; round++ {
+		if _, ok := c.Cur.NearestTree(); !ok {
+			t.Fatalf("no tree within 20 blocks of the spawn")
+		}
+		if err := a.fellTree(); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 8 && inv("tree") < 1 && a.dropsNearby(); k++ {
+			if err := a.collect(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if inv("tree") < 1 {
+		t.Fatalf("gathered no wood: inventory %v", c.Cur.Inventory)
+	}
+	t.Logf("gathered %d tree", inv("tree"))
+	trees := inv("tree")
+	must(t, "craft wood")(c.Craft("wood", 4))
+	if inv("wood") != 4 || inv("tree") != trees-1 {
+		t.Fatalf("after crafting planks: wood %d, tree %d (want 4, %d)", inv("wood"), inv("tree"), trees-1)
+	}
+	must(t, "craft stick")(c.Craft("stick", 4))
+	if inv("stick") != 4 || inv("wood") != 3 {
+		t.Fatalf("after crafting sticks: stick %d, wood %d (want 4, 3)", inv("stick"), inv("wood"))
+	}
+	must(t, "craft pick_wood")(c.Craft("pick_wood", 1))
+	if inv("pick_wood") != 1 || inv("wood") != 0 || inv("stick") != 2 {
+		t.Fatalf("after crafting the pickaxe: pick_wood %d, wood %d, stick %d (want 1, 0, 2)", inv("pick_wood"), inv("wood"), inv("stick"))
+	}
+	// The recorded episode of the last craft logs the same inventory.
+	b, err := os.ReadFile(filepath.Join(s.Root, "episodes", c.LastRow.ID, "outcome.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		EndState struct {
+			Inventory map[string]int `json:"inventory"`
+		} `json:"end_state"`
+		Delta map[string]int `json:"inventory_delta"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s outcome.json: %v", c.LastRow.ID, err)
+	}
+	if inv := out.EndState.Inventory; inv["pick_wood"] != 1 || inv["stick"] != 2 || inv["wood"] != 0 {
+		t.Fatalf("%s outcome.json end inventory %v, want pick_wood 1, stick 2, no wood", c.LastRow.ID, inv)
+	}
+	if d := out.Delta; d["pick_wood"] != 1 || d["stick"] != -2 || d["wood"] != -3 {
+		t.Fatalf("%s outcome.json inventory delta %v, want pick_wood +1, stick -2, wood -3", c.LastRow.ID, d)
+	}
+	if !strings.Contains(c.LastRow.Summary, "craft") {
+		t.Errorf("last row summary %q does not name the craft", c.LastRow.Summary)
+	}
+	t.Logf("%s: %s", c.LastRow.ID, c.LastRow.Summary)
 }

@@ -2,6 +2,7 @@ package luanti
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -31,12 +32,20 @@ func (a *Agent) Play(ctx context.Context, n int) error {
 		a.Log = slog.Default()
 	}
 	c := a.C
+	if n > 0 {
+		// Stop at exactly n episodes, also in the middle of a round.
+		defer func(limit int) { c.EpisodeLimit = limit }(c.EpisodeLimit)
+		c.EpisodeLimit = n
+	}
 	enough := func() bool { return ctx.Err() != nil || (n > 0 && c.Stats.Episodes >= n) }
 	round := 0
 	for !enough() {
 		round++
 		var err error
+		_, entombed := c.Cur.EntombedIn()
 		switch {
+		case entombed:
+			err = a.digOut()
 		case c.Cur.HP > 0 && c.Cur.HP <= 15:
 			err = a.eat()
 		case a.dropsNearby():
@@ -53,6 +62,9 @@ func (a *Agent) Play(ctx context.Context, n int) error {
 			} else {
 				err = a.explore()
 			}
+		}
+		if errors.Is(err, ErrEpisodeLimit) {
+			return nil
 		}
 		if err != nil {
 			return err
@@ -285,5 +297,19 @@ func (a *Agent) revisit() error {
 		return err
 	}
 	_, err := c.LookAbs(c.Cur.Yaw+180, 0)
+	return err
+}
+
+// digOut frees the eye from the block it is inside (a pillar into a
+// canopy, a fall into a shaft): with the pickaxe, which breaks dirt,
+// stone and wood alike.
+func (a *Agent) digOut() error {
+	c := a.C
+	if c.Cur.Inventory["default:pick_stone"] > 0 {
+		if err := c.Wield("default:pick_stone"); err != nil {
+			return err
+		}
+	}
+	_, err := c.DigOut()
 	return err
 }

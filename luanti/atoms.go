@@ -64,12 +64,16 @@ func (c *Controller) Look(dyaw, dpitch float64) (Result, error) {
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
 func (c *Controller) lookFn(yaw, pitch float64, frame bool) atomFunc {
+	y0, p0 := c.Cur.Yaw, c.Cur.Pitch
 	return func(i int, s Raw, _ []Event) (Input, bool, Result) {
 		dx, dy, ey, ep := c.turn(s, yaw, pitch)
 		if math.Abs(ey) < 2.5 && math.Abs(ep) < 2.5 {
 			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("facing yaw %.0f pitch %.0f", normYaw(s.Yaw), s.Pitch)}
 		}
 		if i >= 20 {
+			if math.Abs(angleDiff(y0, s.Yaw)) < 0.5 && math.Abs(p0-s.Pitch) < 0.5 {
+				return Input{}, true, Result{Note: fmt.Sprintf("the view did not turn at all (a GUI open?); %.0f/%.0f degrees off", ey, ep)}
+			}
 			return Input{}, true, Result{Note: fmt.Sprintf("still %.0f/%.0f degrees off", ey, ep)}
 		}
 		return Input{DX: dx, DY: dy, Frame: frame}, false, Result{}
@@ -432,3 +436,29 @@ func nearestItem(s Raw, skip func(Item) bool) (Item, bool) {
 
 // Elapsed is the time since the controller started.
 func (c *Controller) Elapsed() time.Duration { return time.Since(c.Stats.Started) }
+
+// DigOut digs out the solid block the eye is inside (the state's
+// entombed): it holds the dig button, aiming at the block, until the eye
+// is free. It fails when the eye is not entombed or the block does not
+// break in 10 s (too hard for the tool in hand).
+func (c *Controller) DigOut() (Result, error) {
+	t, ok := c.Cur.EntombedIn()
+	return c.Run(harness.Call{Kind: "dig_out", Args: args("block", shortName(t.Node))}, 100, func(i int, s Raw, _ []Event) (Input, bool, Result) {
+		if !ok {
+			return Input{}, true, Result{Note: "not entombed: the eye is free"}
+		}
+		now, still := s.EntombedIn()
+		if !still {
+			return Input{}, true, Result{OK: true, Note: "dug out of " + shortName(t.Node)}
+		}
+		if i >= 100 {
+			return Input{}, true, Result{Note: fmt.Sprintf("still inside %s after 10 s (too hard for %s?)", shortName(now.Node), shortName(s.Wielded))}
+		}
+		// The eye is inside the block: the crosshair points at it in any
+		// direction; a level view keeps the next block in reach too.
+		dx, dy, _, _ := c.turn(s, s.Yaw, 0)
+		return Input{DX: dx / 2, DY: dy / 2, Dig: true, Frame: i == 5}, false, Result{}
+	})
+}
+
+func round0(f float64) float64 { return math.Floor(f + 0.5) }

@@ -3,6 +3,7 @@ package luanti
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/draw"
@@ -15,6 +16,7 @@ import (
 	"github.com/jezek/xgb/xproto"
 	"github.com/soniakeys/quant/median"
 
+	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/harness"
 )
 
@@ -24,8 +26,12 @@ type Input struct {
 	Forward, Back, Left, Right, Jump, Sneak bool
 	Dig, Place                              bool // mouse buttons 1 and 3 held
 	DX, DY                                  int  // mouse motion this tick (pixels)
-	Tap                                     xproto.Keysym
-	Frame                                   bool // keep this tick's frame
+	// Click presses and releases a mouse button at once (1 dig/punch, 3
+	// place/use): one action, where a button held over a slow tick would
+	// repeat it (a second place on the block just placed opens its GUI).
+	Click byte
+	Tap   xproto.Keysym
+	Frame bool // keep this tick's frame
 }
 
 // Action is the recorded form of an Input: the keys held are under "keys"
@@ -47,6 +53,12 @@ func (in Input) Action() map[string]any {
 	}
 	if in.Tap != 0 {
 		m["tap"] = keyName(in.Tap)
+	}
+	switch in.Click {
+	case 1:
+		m["click"] = "dig"
+	case 3:
+		m["click"] = "place"
 	}
 	return m
 }
@@ -91,6 +103,19 @@ type Controller struct {
 	// calls return ctx's error without recording.
 	Ctx   context.Context
 	Stats Stats
+	// LastRow is the index row of the last episode recorded, LastEvents
+	// its events in the recorder's vocabulary (mine_block, hurt, …).
+	LastRow    episodes.Row
+	LastEvents []string
+	// GUI names the open GUI ("inventory"), "" when none: set by
+	// OpenInventory, cleared by CloseInventory or by the next atom that
+	// needs the view (it presses Escape first).
+	GUI string
+	// LastData is what the mod returned for the last Command.
+	LastData any
+	// EpisodeLimit, if > 0, stops recording at that many episodes: a
+	// further atom call returns ErrEpisodeLimit without recording.
+	EpisodeLimit int
 
 	held      Input
 	lastFrame []byte
@@ -125,10 +150,16 @@ func (c *Controller) State(r Raw) harness.State {
 	if p := r.PointedAt(); p != nil {
 		pointed = shortName(p.Node)
 	}
+	// entombed names the solid block the eye is inside ("" when free):
+	// every frame shows that block's inside until it is dug out.
+	entombed := ""
+	if t, ok := r.EntombedIn(); ok {
+		entombed = shortName(t.Node)
+	}
 	return harness.State{
 		Step: c.Step, X: round3(r.Pos.X), Y: round3(r.Pos.Y), Z: round3(r.Pos.Z),
 		Yaw: round3(normYaw(r.Yaw)), Pitch: round3(r.Pitch),
-		Inventory: inv, Health: r.HP,
+		Inventory: inv, Health: r.HP, GUIOpen: c.GUI != "",
 		Milestones: append([]string(nil), c.Milestones...),
 		Extra: map[string]any{
 			"vitals":      map[string]any{"breath": r.Breath},
@@ -136,6 +167,8 @@ func (c *Controller) State(r Raw) harness.State {
 			"time_of_day": round3(r.TimeOfDay),
 			"pointed":     pointed,
 			"below":       shortName(r.Below),
+			"entombed":    entombed,
+			"gui":         c.GUI,
 		},
 	}
 }
@@ -193,10 +226,30 @@ func (c *Controller) apply(in Input) error {
 			return err
 		}
 	}
+	if in.Click != 0 {
+		if err := x.Button(in.Click, true); err != nil {
+			return err
+		}
+		if err := x.Button(in.Click, false); err != nil {
+			return err
+		}
+	}
 	c.held = in
-	c.held.DX, c.held.DY, c.held.Tap, c.held.Frame = 0, 0, 0, false
+	c.held.DX, c.held.DY, c.held.Tap, c.held.Click, c.held.Frame = 0, 0, 0, 0, false
 	return nil
 }
+
+// ErrEpisodeLimit is returned by an atom called after Controller.EpisodeLimit
+// episodes were recorded.
+var ErrEpisodeLimit = errors.New("luanti: episode limit reached")
+
+// SettleTicks bounds how long an episode waits for the player to land
+// after its atom ended in the air (a 13-block fall takes about 2 s).
+const SettleTicks = 60
+
+// airborne reports a player moving vertically: falling, or rising in a
+// jump.
+func airborne(r Raw) bool { return math.Abs(r.Vel.Y) > 0.2 }
 
 // tick is one recorded control step.
 type tick struct {
@@ -224,12 +277,34 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 	if c.Ctx != nil && c.Ctx.Err() != nil {
 		return Result{}, c.Ctx.Err() // stopping: no new episode
 	}
+	if c.EpisodeLimit > 0 && c.Stats.Episodes >= c.EpisodeLimit {
+		return Result{}, ErrEpisodeLimit
+	}
 	if err := c.R.Begin(call); err != nil {
 		return Result{}, err
 	}
 	var ticks []tick
 	var res Result
 	done := false
+	closedGUI := false
+	if c.GUI != "" && call.Kind != "open_inventory" && call.Kind != "close_inventory" {
+		// The atom needs the view: close the GUI first (one recorded tick).
+		in := Input{Tap: KeyEscape}
+		if err := c.apply(in); err != nil {
+			c.R.Abort()
+			return Result{}, err
+		}
+		raw, ev, err := c.G.Next(c.Cur.Seq)
+		if err != nil {
+			c.R.Abort()
+			return Result{}, err
+		}
+		c.Cur = raw
+		c.Step++
+		c.GUI = ""
+		closedGUI = true
+		ticks = append(ticks, tick{in: in, raw: raw, events: ev})
+	}
 	c.Cur.Events = nil // events are seen once, by the tick that brought them
 	for i := 0; i < budget && !done; i++ {
 		if c.Ctx != nil && c.Ctx.Err() != nil && len(ticks) > 0 {
@@ -284,6 +359,38 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 			return Result{}, err
 		}
 	}
+	// The world settles before the episode ends: an atom that ends in the
+	// air (walked off a ledge, mid-jump) goes on without input until the
+	// player has landed, so a fall and its damage are in this episode.
+	if airborne(c.Cur) {
+		y0, hurt := c.Cur.Pos.Y, 0.0
+		for k, still := 0, 0; k < SettleTicks && still < 2; k++ {
+			raw, ev, err := c.G.Next(c.Cur.Seq)
+			if err != nil {
+				c.R.Abort()
+				return Result{}, err
+			}
+			c.Cur = raw
+			c.Step++
+			ticks = append(ticks, tick{raw: raw, events: ev})
+			for _, e := range ev {
+				if e.Type == "hp" && e.Change < 0 && e.Reason == "fall" {
+					hurt -= e.Change
+				}
+			}
+			if airborne(raw) {
+				still = 0
+			} else {
+				still++
+			}
+		}
+		if drop := y0 - c.Cur.Pos.Y; drop > 0.5 || hurt > 0 {
+			res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; landed %.1f lower", drop), "; ")
+			if hurt > 0 {
+				res.Note += fmt.Sprintf(", hurt %g by the fall", hurt)
+			}
+		}
+	}
 	if len(ticks) == 0 {
 		raw, ev, err := c.G.Next(c.Cur.Seq)
 		if err != nil {
@@ -305,7 +412,9 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 		var evs []string
 		var cells []harness.Cell
 		for _, e := range t.events {
-			evs = append(evs, c.eventLine(e))
+			if l := c.eventLine(e); l != "" {
+				evs = append(evs, l)
+			}
 			if e.Type == "place" && e.Pos != nil {
 				cells = append(cells, harness.Cell{X: int(math.Floor(e.Pos.X + 0.5)), Y: int(math.Floor(e.Pos.Y + 0.5)), Z: int(math.Floor(e.Pos.Z + 0.5)), Kind: "placed", Item: shortName(e.Node)})
 			}
@@ -329,13 +438,25 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 			return Result{}, err
 		}
 	}
+	if closedGUI {
+		res.Note = strings.TrimSuffix("closed the inventory first; "+res.Note, "; ")
+	}
 	if res.Note != "" {
 		if err := c.R.Note(call.Kind + ": " + res.Note); err != nil {
 			return Result{}, err
 		}
 	}
-	if _, err := c.R.End(); err != nil {
+	row, err := c.R.End()
+	if err != nil {
 		return Result{}, err
+	}
+	c.LastRow, c.LastEvents = row, nil
+	for _, t := range ticks {
+		for _, e := range t.events {
+			if l := c.eventLine(e); l != "" {
+				c.LastEvents = append(c.LastEvents, l)
+			}
+		}
 	}
 	c.Stats.Episodes++
 	c.Stats.Steps += len(ticks)
@@ -409,6 +530,12 @@ func (c *Controller) eventLine(e Event) string {
 		return fmt.Sprintf("eat %s %+g", shortName(e.Item), e.HP)
 	case "pickup":
 		return fmt.Sprintf("pick_up %s %g", shortName(e.Item), e.Count)
+	case "craft":
+		return fmt.Sprintf("craft %s %g", shortName(e.Item), e.Count)
+	case "kill":
+		return "kill " + e.Item
+	case "cmd":
+		return "" // a command's result is its atom's note
 	}
 	return e.Type
 }
@@ -418,8 +545,8 @@ const FrameColors = 64
 
 // encodeFrame quantises a frame to its own 64-colour palette (median cut,
 // github.com/soniakeys/quant; no dithering, which compresses badly) and
-// encodes it as PNG: about 12 KB at 256x192 in the forest, with the dark trunks and
-// leaves a fixed palette (web-safe, Plan 9) turns black or yellow.
+// encodes it as PNG; it keeps the dark trunks and leaves of a forest that
+// a fixed palette (web-safe, Plan 9) turns black or yellow.
 func encodeFrame(img *image.RGBA) []byte {
 	p := median.Quantizer(FrameColors).Paletted(img)
 	draw.Draw(p, p.Rect, img, img.Rect.Min, draw.Src)
