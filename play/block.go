@@ -189,7 +189,7 @@ func stateLine(st harness.State) string {
 func entombed(st harness.State) string {
 	for _, k := range []string{"entombed", "head_in_block"} {
 		if v, ok := st.Extra[k]; ok && v != nil && v != false && v != "" {
-			return fmt.Sprintf("your head is inside a block (%v): the view is blind; dig out (mine_ahead, dig up) before anything else", v)
+			return fmt.Sprintf("your head is inside a block (%v): the view is blind; dig out (dig_out) before anything else", v)
 		}
 	}
 	return ""

@@ -79,7 +79,22 @@ var atoms = []atom{
 	def("select", "select the hotbar slot holding item (e.g. axe_stone)", play.Params("item:string"), fixed(8), func(c *ctl, a arg) (res, error) { return c.Select(item(a.String("item"))) }),
 	def("dig_down", "look down and dig n blocks under the feet", play.Params("n:int=1"), perN(60, 2), func(c *ctl, a arg) (res, error) { return c.DigDown(a.Int("n")) }),
 	def("pillar_up", "jump and place the held block under the feet n times", play.Params("n:int=1"), perN(16, 32), func(c *ctl, a arg) (res, error) { return c.PillarUp(a.Int("n")) }),
-	def("place", "place the held block on the face the crosshair points at", nil, fixed(12), func(c *ctl, a arg) (res, error) { return c.Place() }),
+	def("place", "place a block on the face the crosshair points at: `item` (moved into the hand first, e.g. furnace), else the held one", play.Params("item:string?"), fixed(42), func(c *ctl, a arg) (res, error) {
+		if it := a.String("item"); it != "" {
+			return c.PlaceItem(it)
+		}
+		return c.Place()
+	}),
+	def("craft", "craft n of item through the game's recipes from the inventory (e.g. wood from tree, stick, pick_wood, furnace, torch); fails naming what is missing", play.Params("item:string", "n:int=1"), fixed(62), func(c *ctl, a arg) (res, error) { return c.Craft(a.String("item"), a.Int("n")) }),
+	def("equip", "put item in the hand (moved into the hotbar if needed)", play.Params("item:string"), fixed(72), func(c *ctl, a arg) (res, error) { return c.Equip(a.String("item")) }),
+	def("smelt", "load the furnace in front with n item and fuel_n fuel, wait, take the products", play.Params("item:string", "fuel:string=coal_lump", "n:int=1", "fuel_n:int=1"), perN(40, 102), func(c *ctl, a arg) (res, error) {
+		return c.Smelt(a.String("item"), a.String("fuel"), a.Int("n"), a.Int("fuel_n"))
+	}),
+	def("open_inventory", "open the inventory GUI (frames show it; the state says a GUI is open)", nil, fixed(22), func(c *ctl, a arg) (res, error) { return c.OpenInventory() }),
+	def("close_inventory", "close the open GUI", nil, fixed(22), func(c *ctl, a arg) (res, error) { return c.CloseInventory() }),
+	def("attack", "punch what the crosshair points at n times", play.Params("n:int=1"), perN(10, 12), func(c *ctl, a arg) (res, error) { return c.Attack(a.Int("n")) }),
+	def("use", "use the held item (eat food, till with a hoe, right-click a block)", nil, fixed(17), func(c *ctl, a arg) (res, error) { return c.Use() }),
+	def("dig_out", "dig away the block the head is inside (the turn block says when the view is entombed)", nil, fixed(102), func(c *ctl, a arg) (res, error) { return c.DigOut() }),
 	def("eat", "eat the held food", nil, fixed(8), func(c *ctl, a arg) (res, error) { return c.Eat() }),
 	def("watch", "wait some ticks without input", play.Params("ticks:int=20"), ticksBound, func(c *ctl, a arg) (res, error) { return c.Watch(a.Int("ticks")) }),
 	def("scan_around", "turn a full circle, keeping a frame each quarter; reports the nearest tree", nil, fixed(30), func(c *ctl, a arg) (res, error) { return c.ScanAround() }),
