@@ -194,7 +194,7 @@ func TestActTask(t *testing.T) {
 		t.Errorf("last act: %+v\n%s", ao, texts(res))
 	}
 	res = call(t, cs, ToolAct, map[string]any{"plan": "wait"})
-	if !res.IsError || !strings.Contains(texts(res), "the run has ended") {
+	if !res.IsError || !strings.Contains(texts(res), "the task has ended (done)") {
 		t.Errorf("act after the end: %s", texts(res))
 	}
 	res = call(t, cs, ToolTask, nil)
