@@ -72,7 +72,7 @@ type Query struct {
 	Life     int
 	AllLives bool // life:all
 	Last     int  // last:N; 0 = all
-	InMine   bool // in:mine: episodes cited by mine/ whose citing line matches Words
+	InMine   bool // in:mine: episodes cited by mine/ whose citing paragraph matches Words
 	// Agent is the agent asked for with agent:NAME, AllAgents (agent:all)
 	// every agent of a shared mount; "" is this agent's own store. A
 	// shared mount answers them (package fleet); the local index does not.
@@ -123,7 +123,8 @@ func Grammar() string {
   life:N  life:all    an earlier life N, or every life (default: the current life)
   since:T  until:T    recorded at or after / at or before T (RFC 3339 or YYYY-MM-DD)
   last:N              keep only the most recent N matches
-  in:mine             episodes cited in mine/ files, on lines matching the words
+  in:mine             episodes cited in mine/ files, in paragraphs or list items
+                      holding the words
   agent:NAME agent:all  another agent's episodes, or every agent's (shared mounts)
 Examples: tag:stuck last:5   action:mine_ahead steps:100..400   near:-256,-138 r:10 y:<5
 `

@@ -168,7 +168,7 @@ func TestMatch(t *testing.T) {
 		{"until:2026-12-02T21:05:00Z", r, false}, // the row is half a second later
 		{"until:2026-12-02", r, true},
 		{"since:2026-01-01", initial, false}, // no time: cannot be placed
-		{"in:mine tree", r, true},            // words apply to citing lines, not the row
+		{"in:mine tree", r, true},            // words apply to the citing paragraph, not the row
 		{"tree tag:wood action:mine_ahead steps:110..111 near:3,4,0 r:0 y:>0", r, true},
 	}
 	for _, tt := range tests {
