@@ -13,8 +13,8 @@ import (
 	"github.com/mfm-project/mfm/index/query"
 )
 
-// in:mine keeps the episodes cited by a line of mine/ that holds the
-// query's words: a Resolver joins mine/'s citations to the store's
+// in:mine keeps the episodes cited by a paragraph or list item of mine/
+// that holds the query's words (on any of its lines): a Resolver joins mine/'s citations to the store's
 // index, and InMine hands them to index.Run.
 func ExampleResolver_InMine() {
 	dir, err := os.MkdirTemp("", "mfm-inmine-example")
@@ -32,7 +32,7 @@ func ExampleResolver_InMine() {
 	}
 	os.WriteFile(store.Path("index.jsonl"), []byte(rows.String()), 0o644)
 	os.MkdirAll(store.Path("mine"), 0o755)
-	os.WriteFile(store.Path("mine", "notes.md"), []byte("lava below ep_000002\nthe cave entrance: step 35\n"), 0o644)
+	os.WriteFile(store.Path("mine", "notes.md"), []byte("- lava below ep_000002\n- the cave entrance,\n  found at step 35\n"), 0o644)
 
 	cites := &consolidate.Resolver{Store: store}
 	for _, s := range []string{"in:mine lava", "in:mine cave"} {

@@ -75,8 +75,8 @@ var (
 	pairRe      = regexp.MustCompile(`["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:\s*["']([^"']*)["']`)
 )
 
-// interpreters start a script by extension when it is not executable and
-// has no #! line.
+// interpreters start a script by its extension when it has no #! line
+// (executable or not).
 var interpreters = map[string][]string{
 	".py":   {"python3"},
 	".sh":   {"sh"},
@@ -287,10 +287,19 @@ func cleanDescription(name, s string) string {
 }
 
 // commandFor decides how a script is started: directly when it is
-// executable, by its #! line, or by its extension.
+// executable and has a #! line or is a binary, else by its #! line, else
+// by its extension. An executable text file without a #! line cannot be
+// exec'd (ENOEXEC, "exec format error"), so like a shell it is run by its
+// extension's interpreter, or by sh when the extension is not known.
 func commandFor(path string, head []byte, mode fs.FileMode) ([]string, error) {
 	if mode&0o111 != 0 {
-		return []string{}, nil
+		if bytes.HasPrefix(head, []byte("#!")) || isBinary(head) {
+			return []string{}, nil
+		}
+		if in, ok := interpreters[strings.ToLower(filepath.Ext(path))]; ok {
+			return in, nil
+		}
+		return []string{"sh"}, nil
 	}
 	if bytes.HasPrefix(head, []byte("#!")) {
 		line, _, _ := bytes.Cut(head[2:], []byte("\n"))
@@ -303,6 +312,13 @@ func commandFor(path string, head []byte, mode fs.FileMode) ([]string, error) {
 		return in, nil
 	}
 	return nil, fmt.Errorf("cannot tell how to run %s: make it executable (chmod +x) with a #! line, or use one of the extensions .py .sh .bash .js .rb .pl .lua", filepath.Base(path))
+}
+
+// isBinary reports whether a file starting with head is a program the
+// kernel runs itself rather than a script: an ELF header, or a NUL byte
+// (which no script has) in its first bytes.
+func isBinary(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("\x7fELF")) || bytes.IndexByte(head, 0) >= 0
 }
 
 // LoadError is a script of mine/procedures or mine/reflexes that cannot be

@@ -1003,3 +1003,42 @@ func TestCallLatestState(t *testing.T) {
 		t.Fatalf("the procedure did not read the latest state: %v", err)
 	}
 }
+
+// TestProcedureWithoutShebang: an executable script without a #! line
+// (which exec refuses with "exec format error") runs by its extension's
+// interpreter, or by sh without a known extension, as a shell would; a
+// #! line still wins over the extension.
+func TestProcedureWithoutShebang(t *testing.T) {
+	needPython(t)
+	jump := `{"actions": [{"action": {"jump": 1}, "repeat": %s}]}`
+	files := map[string]string{
+		"bare_sh.sh":  "# bare_sh: no #! line\ncat >/dev/null\nn=2\necho '" + strings.Replace(jump, "%s", "'$n'", 1) + "'\n",
+		"bare_py.py":  "\"\"\"bare_py: no #! line.\"\"\"\nimport json, sys\njson.load(sys.stdin)\nprint(json.dumps({\"actions\": [{\"action\": {\"jump\": 1}, \"repeat\": 1 + 2}]}))\n",
+		"bare_noext":  "cat >/dev/null\necho '" + strings.Replace(jump, "%s", "4", 1) + "'\n",
+		"bang_py.sh":  "#!/usr/bin/env python3\nimport json\nprint(json.dumps({\"actions\": [{\"action\": {\"jump\": 1}, \"repeat\": 5}]}))\n",
+		"plain_py.py": "print('" + strings.Replace(jump, "%s", "6", 1) + "')\n", // not executable
+	}
+	dir := procDir(t, files)
+	for name := range files {
+		if name == "plain_py.py" {
+			continue
+		}
+		if err := os.Chmod(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Runner{Dir: dir, Timeout: testTimeout}
+	for name, repeat := range map[string]int{"bare_sh": 2, "bare_py": 3, "bare_noext": 4, "bang_py": 5, "plain_py": 6} {
+		t.Run(name, func(t *testing.T) {
+			res, err := r.Run(context.Background(), name, nil, []byte(`{}`))
+			if err != nil {
+				t.Fatalf("run %s: %v", name, err)
+			}
+			got, _ := json.Marshal(res.Entries())
+			want := fmt.Sprintf(`[{"action":{"jump":1},"repeat":%d}]`, repeat)
+			if string(got) != want {
+				t.Errorf("%s: got %s, want %s", name, got, want)
+			}
+		})
+	}
+}

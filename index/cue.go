@@ -32,7 +32,7 @@ import (
 
 // SchemaVersion names the index's document mapping and id scheme. An
 // index written with another version is moved aside and rebuilt.
-const SchemaVersion = "mfm-cue-5"
+const SchemaVersion = "mfm-cue-6"
 
 // cellShifts are the x/z cell sizes near: is prefiltered by: 8, 64 and
 // 512 blocks (a row indexes its cell at each).
@@ -534,6 +534,7 @@ const (
 	fWords  = "w"     // query.Tokens of the row's text fields, deduplicated
 	fTag    = "tag"   // each tag
 	fAction = "act"   // the action kind
+	fEvent  = "ev"    // query.Tokens of the row's event lines, deduplicated
 	fLife   = "life"  // the life number
 	fCell   = "cell"  // the x/z cell at each of cellShifts: "3:-9_24"
 	fY      = "fy"    // floor(y), as ladder terms
@@ -554,7 +555,7 @@ func docMapping() mapping.IndexMapping {
 	}
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
-	for _, f := range []string{fWords, fTag, fAction, fLife, fCell, fY, fSteps, fTime, fBlock} {
+	for _, f := range []string{fWords, fTag, fAction, fEvent, fLife, fCell, fY, fSteps, fTime, fBlock} {
 		dm.AddFieldMappingsAt(f, kw())
 	}
 	im := bleve.NewIndexMapping()
@@ -590,6 +591,16 @@ func rowDoc(n int, r *episodes.Row) map[string]interface{} {
 			}
 		}
 	}
+	var events []string
+	seenEv := map[string]bool{}
+	for _, e := range r.Events {
+		for _, w := range query.Tokens(e) {
+			if !seenEv[w] {
+				seenEv[w] = true
+				events = append(events, w)
+			}
+		}
+	}
 	d := map[string]interface{}{
 		fLife:  strconv.Itoa(n),
 		fCell:  cellTerms(r.X, r.Z),
@@ -598,6 +609,9 @@ func rowDoc(n int, r *episodes.Row) map[string]interface{} {
 	}
 	if len(words) > 0 {
 		d[fWords] = words
+	}
+	if len(events) > 0 {
+		d[fEvent] = events
 	}
 	if len(r.Tags) > 0 {
 		d[fTag] = r.Tags
@@ -661,6 +675,11 @@ func prefilter(q *query.Query, lives []int) bq.Query {
 	}
 	if len(q.Actions) > 0 {
 		must = append(must, anyTerm(fAction, q.Actions))
+	}
+	for _, e := range q.Events {
+		for _, t := range e {
+			must = append(must, term(fEvent, t))
+		}
 	}
 	if s := q.Steps; s != nil {
 		must = append(must, ladderSteps.spanQuery(s.A, s.B))
@@ -915,6 +934,11 @@ func tailBudget(idx bleve.Index, q *query.Query) (budget int, ok bool) {
 	}
 	if len(q.Actions) > 0 {
 		density *= df(fAction, q.Actions...)
+	}
+	for _, e := range q.Events {
+		for _, t := range e {
+			density *= df(fEvent, t)
+		}
 	}
 	if !q.InMine {
 		for _, w := range q.Words {

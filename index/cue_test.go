@@ -27,6 +27,7 @@ var quiet = Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 var (
 	genTags    = []string{"stuck", "broke", "damage", "milestone", "note", "inventory_changed", "initial"}
 	genActions = []string{"go_to", "mine_ahead", "look", "collect_drops", "place_at", "chop_tree", "dig_down"}
+	genEvents  = []string{"hurt fall 10", "hurt lava 4", "pickup dirt +1", "fall damage 3", "Blocked by stone"}
 	genWords   = []string{"tree", "cave", "river", "shaft", "surface", "log", "stone", "water", "bucket", "sand", "Ünïcode", "dug", "blocked", "fell"}
 )
 
@@ -43,11 +44,15 @@ func genRow(rng *rand.Rand, id int, step int64, t time.Time) string {
 	for i := 0; i < 1+rng.IntN(5); i++ {
 		words = append(words, genWords[rng.IntN(len(genWords))])
 	}
+	var events []string
+	for rng.IntN(3) == 0 {
+		events = append(events, fmt.Sprintf("%q", genEvents[rng.IntN(len(genEvents))]))
+	}
 	x := float64(rng.IntN(4000)-2000)/10 + 0.5
 	y := float64(rng.IntN(1000)-200) / 10
 	z := float64(rng.IntN(4000)-2000) / 10
-	return fmt.Sprintf(`{"id": "ep_%06d", "path": "episodes/ep_%06d", "image": "episodes/ep_%06d/observation/image.png", "first_step": %d, "last_step": %d, "action_kind": %q, "summary": %q, "tags": [%s], "x": %v, "y": %v, "z": %v, "time": %q}`,
-		id, id, id, step, step+int64(rng.IntN(30)), act, act+": "+strings.Join(words, " "), strings.Join(tags, ", "), x, y, z, t.UTC().Format(time.RFC3339Nano))
+	return fmt.Sprintf(`{"id": "ep_%06d", "path": "episodes/ep_%06d", "image": "episodes/ep_%06d/observation/image.png", "first_step": %d, "last_step": %d, "action_kind": %q, "summary": %q, "tags": [%s], "events": [%s], "x": %v, "y": %v, "z": %v, "time": %q}`,
+		id, id, id, step, step+int64(rng.IntN(30)), act, act+": "+strings.Join(words, " "), strings.Join(tags, ", "), strings.Join(events, ", "), x, y, z, t.UTC().Format(time.RFC3339Nano))
 }
 
 // genStore writes a store with an earlier life and a current one, rows
@@ -104,6 +109,8 @@ var equivQueries = []string{
 	"since:2026-12-01T10:05:00Z", "until:2026-12-01T10:01:00Z", "since:2026-12-01 until:2026-12-01", "since:2026-12-02",
 	"tag:stuck near:50,50 r:60 y:>0 last:3 life:all",
 	"action:mine_ahead steps:100..2000 tree -tag:broke",
+	"hurt", `"fall damage"`, `"hurt fall"`, "event:hurt", "event:fall_damage", "event:hurt_fall last:3",
+	"event:lava tag:stuck", "event:pickup event:dirt", "event:blocked", "blocked -tag:note", "event:nosuchword",
 }
 
 func hitKeys(h []Hit) []string {
@@ -159,6 +166,9 @@ func testCueEqualsScan(t *testing.T) {
 		}
 		if rng.IntN(2) == 0 {
 			terms = append(terms, genWords[rng.IntN(len(genWords))])
+		}
+		if rng.IntN(4) == 0 {
+			terms = append(terms, "event:"+query.Tokens(genEvents[rng.IntN(len(genEvents))])[rng.IntN(2)])
 		}
 		if rng.IntN(3) == 0 {
 			terms = append(terms, fmt.Sprintf("last:%d", 1+rng.IntN(50)))
@@ -662,5 +672,63 @@ func TestCueHugeRow(t *testing.T) {
 	}
 	if got := fmt.Sprint(ids(h)); got != "[2:ep_after]" {
 		t.Errorf("needle: %s, want only the row after the huge one", got)
+	}
+}
+
+// TestEventsSearchable: words and event: terms find rows by their event
+// lines, in the cue index and the scan alike (a fall's summary need not
+// say "hurt").
+func TestEventsSearchable(t *testing.T) {
+	dir := t.TempDir()
+	rows := `{"id": "ep_000001", "path": "episodes/ep_000001", "first_step": 1, "last_step": 5, "action_kind": "go_to", "summary": "go_to: walked north", "tags": ["damage"], "events": ["hurt fall 10"], "x": 1, "y": 2, "z": 3, "time": "2026-12-01T10:00:00Z"}
+{"id": "ep_000002", "path": "episodes/ep_000002", "first_step": 6, "last_step": 9, "action_kind": "dig_down", "summary": "dig_down: dug", "tags": [], "events": ["pickup dirt +1", "fall damage 3"], "x": 1, "y": 2, "z": 3, "time": "2026-12-01T10:00:01Z"}
+{"id": "ep_000003", "path": "episodes/ep_000003", "first_step": 10, "last_step": 12, "action_kind": "look", "summary": "look: hurt nothing", "tags": [], "x": 1, "y": 2, "z": 3, "time": "2026-12-01T10:00:02Z"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "index.jsonl"), []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := episodes.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _, err := Open(context.Background(), s, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		{"hurt", []string{"ep_000001", "ep_000003"}},
+		{`"fall damage"`, []string{"ep_000002"}},
+		{"fall", []string{"ep_000001", "ep_000002"}},
+		{"dirt", []string{"ep_000002"}},
+		{"event:hurt", []string{"ep_000001"}},
+		{"event:fall", []string{"ep_000001", "ep_000002"}},
+		{"event:fall_damage", []string{"ep_000002"}},
+		{"event:hurt_fall event:10", []string{"ep_000001"}},
+		{"event:damage", []string{"ep_000002"}}, // the tag damage is not an event
+		{"event:walked", nil},
+		{"event:dirt_fall", nil}, // words of two event lines are not one run
+	}
+	for _, tt := range tests {
+		q, err := query.Parse(tt.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.q, err)
+		}
+		for name, sr := range map[string]Searcher{"scan": Scan{Store: s}, "cue": x} {
+			hits, err := sr.Search(context.Background(), q)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, tt.q, err)
+			}
+			var got []string
+			for _, h := range hits {
+				got = append(got, filepath.Base(h.Dir))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s %s: got %v, want %v", name, tt.q, got, tt.want)
+			}
+		}
 	}
 }

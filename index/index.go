@@ -37,18 +37,18 @@ type Searcher interface {
 	Search(ctx context.Context, q *query.Query) ([]Hit, error)
 }
 
-// Cite is one line of mine/ citing an episode.
+// Cite is one citation of an episode in mine/.
 type Cite struct {
 	Dir  string // the cited episode directory, as in Hit.Dir
 	File string // the citing file, relative to the store root
-	Line string // the citing line's text
+	Line string // the citing paragraph or list item's text (consolidate.Blocks)
 }
 
 // CiteFunc lists the citations in mine/ (consolidate.Resolver.InMine).
 type CiteFunc func(ctx context.Context) ([]Cite, error)
 
 // Run answers q with s, applying in:mine through cites: only episodes
-// cited by a mine/ line containing q's words are kept, then last:N.
+// cited by a mine/ paragraph or list item containing q's words are kept, then last:N.
 func Run(ctx context.Context, s Searcher, q *query.Query, cites CiteFunc) ([]Hit, error) {
 	if !q.InMine {
 		return s.Search(ctx, q)

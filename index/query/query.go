@@ -60,16 +60,19 @@ type Query struct {
 	Tags    []string // tag:T, each must be present
 	NotTags []string // -tag:T, none may be present
 	Actions []string // action:A; the row's action kind must be one of them
-	Steps   *IntRange
-	Near    *Near
-	Y       *FloatRange
-	Since   time.Time // since:, inclusive
-	Until   time.Time // until:, inclusive (a bare date covers its whole day)
+	// Events are the event:WORD terms, each as its token sequence; a row
+	// matches when each appears consecutively in one of its event lines.
+	Events [][]string
+	Steps  *IntRange
+	Near   *Near
+	Y      *FloatRange
+	Since  time.Time // since:, inclusive
+	Until  time.Time // until:, inclusive (a bare date covers its whole day)
 	// Life is the life asked for with life:N; 0 is the current life.
 	Life     int
 	AllLives bool // life:all
 	Last     int  // last:N; 0 = all
-	InMine   bool // in:mine: episodes cited by mine/ whose citing line matches Words
+	InMine   bool // in:mine: episodes cited by mine/ whose citing paragraph matches Words
 	// Agent is the agent asked for with agent:NAME, AllAgents (agent:all)
 	// every agent of a shared mount; "" is this agent's own store. A
 	// shared mount answers them (package fleet); the local index does not.
@@ -109,16 +112,19 @@ func (e *Error) Error() string {
 func Grammar() string {
 	return `Query grammar: space-separated terms, all must hold; results in chronological order.
   word "a phrase"     free text, case-insensitive, matched as whole words against
-                      summary, tags, action kind and note
+                      summary, tags, action kind, note and events
   tag:T   -tag:T      has tag T / does not have tag T
   action:A            the action kind is A (repeat to allow several)
+  event:WORD          an event line has the word (event:hurt; event:fall_damage is
+                      the words "fall damage" in one event line)
   steps:A..B          the episode's steps overlap A..B (whole numbers, A <= B)
   near:X,Z  near:X,Y,Z  within r: of the point (x/z distance, or 3D); r:R (default 6)
   y:A..B  y:<N  y:>N  the y coordinate is in A..B (inclusive) / below N / above N
   life:N  life:all    an earlier life N, or every life (default: the current life)
   since:T  until:T    recorded at or after / at or before T (RFC 3339 or YYYY-MM-DD)
   last:N              keep only the most recent N matches
-  in:mine             episodes cited in mine/ files, on lines matching the words
+  in:mine             episodes cited in mine/ files, in paragraphs or list items
+                      holding the words
   agent:NAME agent:all  another agent's episodes, or every agent's (shared mounts)
 Examples: tag:stuck last:5   action:mine_ahead steps:100..400   near:-256,-138 r:10 y:<5
 `
@@ -178,7 +184,7 @@ func (p *parser) term(t term) error {
 	}
 	parse, ok := keyedTerms[key]
 	if !ok {
-		return &Error{Term: t.text, Msg: "unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: steps: near: r: y: life: since: until: last: in: agent:)"}
+		return &Error{Term: t.text, Msg: "unknown term " + strconv.Quote(key+":") + " (terms: tag: -tag: action: event: steps: near: r: y: life: since: until: last: in: agent:)"}
 	}
 	if err := parse(p, key, val, t.text); err != nil {
 		return &Error{Term: t.text, Msg: err.Error()}
@@ -192,6 +198,7 @@ var keyedTerms = map[string]func(p *parser, key, val, text string) error{
 	"tag":    (*parser).tag,
 	"-tag":   (*parser).tag,
 	"action": (*parser).action,
+	"event":  (*parser).event,
 	"steps":  (*parser).steps,
 	"near":   (*parser).near,
 	"r":      (*parser).r,
@@ -230,6 +237,15 @@ func (p *parser) action(_, val, _ string) error {
 		return errors.New("action: wants an action kind, e.g. action:mine_ahead")
 	}
 	p.q.Actions = append(p.q.Actions, val)
+	return nil
+}
+
+func (p *parser) event(_, val, _ string) error {
+	toks := Tokens(val)
+	if len(toks) == 0 {
+		return errors.New("event: wants a word of an event line, e.g. event:hurt")
+	}
+	p.q.Events = append(p.q.Events, toks)
 	return nil
 }
 
@@ -479,9 +495,9 @@ func Tokens(s string) []string {
 }
 
 // TextFields are the row texts free words are matched against: summary,
-// each tag, the action kind and the note.
+// each tag, the action kind, the note and each event line.
 func TextFields(r *episodes.Row) []string {
-	f := make([]string, 0, len(r.Tags)+3)
+	f := make([]string, 0, len(r.Tags)+len(r.Events)+3)
 	f = append(f, r.Summary)
 	f = append(f, r.Tags...)
 	if a := r.Action(); a != "" {
@@ -490,6 +506,7 @@ func TextFields(r *episodes.Row) []string {
 	if r.Note != "" {
 		f = append(f, r.Note)
 	}
+	f = append(f, r.Events...)
 	return f
 }
 
@@ -535,8 +552,8 @@ func hasRun(toks, w []string) bool {
 }
 
 // Match reports whether row r satisfies every row-level term: words
-// (unless InMine, where they apply to the citing line), tags, actions,
-// steps, near, y, since and until. Life, Last and InMine's citation test
+// (unless InMine, where they apply to the citing paragraph), tags,
+// actions, events, steps, near, y, since and until. Life, Last and InMine's citation test
 // are applied by the searcher.
 func (q *Query) Match(r *episodes.Row) bool {
 	for _, t := range q.Tags {
@@ -560,6 +577,9 @@ func (q *Query) Match(r *episodes.Row) bool {
 		if !ok {
 			return false
 		}
+	}
+	if !ContainsWords(q.Events, r.Events) {
+		return false
 	}
 	if !q.MatchPlace(r.X, r.Y, r.Z, r.FirstStep, r.LastStep) {
 		return false

@@ -22,6 +22,7 @@ func TestParse(t *testing.T) {
 		{"mine_ahead", Query{Words: [][]string{{"mine", "ahead"}}}},
 		{"tag:stuck -tag:note tag:fall", Query{Tags: []string{"stuck", "fall"}, NotTags: []string{"note"}}},
 		{"action:go_to action:look", Query{Actions: []string{"go_to", "look"}}},
+		{"event:hurt event:Fall_Damage", Query{Events: [][]string{{"hurt"}, {"fall", "damage"}}}},
 		{"steps:5..5", Query{Steps: &IntRange{5, 5}}},
 		{"near:-3010,-5569", Query{Near: &Near{X: -3010, Z: -5569, R: DefaultRadius}}},
 		{"r:8 near:1,2,3", Query{Near: &Near{X: 1, Y: 2, Z: 3, R: 8, ThreeD: true}}},
@@ -77,6 +78,8 @@ func TestParseErrors(t *testing.T) {
 		{"since:2026-12-03 until:2026-12-02", "until:2026-12-02", "before since"},
 		{"in:theirs", "in:theirs", "only in:mine"},
 		{"colour:red", "colour:red", "unknown term \"colour:\""},
+		{"event:", "event:", "a word of an event line"},
+		{"event:+-", "event:+-", "a word of an event line"},
 		{"agent:", "agent:", "agent name"},
 		{"agent:Alice", "agent:Alice", "agent name"},
 		{"agent:-x", "agent:-x", "agent name"},
@@ -165,7 +168,7 @@ func TestMatch(t *testing.T) {
 		{"until:2026-12-02T21:05:00Z", r, false}, // the row is half a second later
 		{"until:2026-12-02", r, true},
 		{"since:2026-01-01", initial, false}, // no time: cannot be placed
-		{"in:mine tree", r, true},            // words apply to citing lines, not the row
+		{"in:mine tree", r, true},            // words apply to the citing paragraph, not the row
 		{"tree tag:wood action:mine_ahead steps:110..111 near:3,4,0 r:0 y:>0", r, true},
 	}
 	for _, tt := range tests {
