@@ -211,20 +211,32 @@ func (c *Controller) Wield(item string) error {
 }
 
 // DigDown looks straight down and digs n blocks under the feet.
+// digDownSettleTicks is how long dig_down waits for the fall after its
+// last dig before it reports that the player did not go down.
+const digDownSettleTicks = 20
+
 func (c *Controller) DigDown(n int) (Result, error) {
 	y0 := c.Cur.Pos.Y
-	dug := 0
+	dug, dugAt := 0, -1
 	return c.Run(harness.Call{Kind: "dig_down", Args: args("n", n)}, 60*n, func(i int, s Raw, _ []Event) (Input, bool, Result) {
 		for _, e := range s.Events {
 			if e.Type == "dig" {
 				dug++
 			}
 		}
+		if dug >= n && dugAt < 0 {
+			dugAt = i
+		}
 		if dug >= n && y0-s.Pos.Y >= float64(n)-0.5 && math.Abs(s.Vel.Y) < 0.1 {
 			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("dug %d blocks, %.1f down", dug, y0-s.Pos.Y)}
 		}
+		// A fall of n blocks lands within a second or two: once the n
+		// digs are done, waiting longer only spends steps.
+		if dugAt >= 0 && i-dugAt >= digDownSettleTicks {
+			return Input{}, true, Result{Note: fmt.Sprintf("dug %d blocks but went only %.1f down: what was dug was not all under the feet (leaves or plants beside them, or the player stood on an edge); stand on solid ground and dig again", dug, y0-s.Pos.Y)}
+		}
 		if i >= 60*n {
-			return Input{}, true, Result{Note: fmt.Sprintf("dug %d of %d blocks", dug, n)}
+			return Input{}, true, Result{Note: fmt.Sprintf("dug %d of %d blocks in %d ticks, %.1f down", dug, n, i, y0-s.Pos.Y)}
 		}
 		dx, dy, _, ep := c.turn(s, s.Yaw, 89)
 		in := Input{DX: dx / 4, DY: dy, Dig: ep < 10 && dug < n, Frame: i == 15}
