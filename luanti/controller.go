@@ -252,6 +252,19 @@ const SettleTicks = 60
 func airborne(r Raw) bool { return math.Abs(r.Vel.Y) > 0.2 }
 
 // tick is one recorded control step.
+// advance waits for the game's next state line after the current one and
+// makes it current (one step); on an error the episode is aborted.
+func (c *Controller) advance() (tick, error) {
+	raw, ev, err := c.G.Next(c.Cur.Seq)
+	if err != nil {
+		c.R.Abort()
+		return tick{}, err
+	}
+	c.Cur = raw
+	c.Step++
+	return tick{raw: raw, events: ev}, nil
+}
+
 type tick struct {
 	in     Input
 	raw    Raw
@@ -294,16 +307,14 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 			c.R.Abort()
 			return Result{}, err
 		}
-		raw, ev, err := c.G.Next(c.Cur.Seq)
+		t, err := c.advance()
 		if err != nil {
-			c.R.Abort()
 			return Result{}, err
 		}
-		c.Cur = raw
-		c.Step++
+		t.in = in
 		c.GUI = ""
 		closedGUI = true
-		ticks = append(ticks, tick{in: in, raw: raw, events: ev})
+		ticks = append(ticks, t)
 	}
 	c.Cur.Events = nil // events are seen once, by the tick that brought them
 	for i := 0; i < budget && !done; i++ {
@@ -320,18 +331,16 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 			c.R.Abort()
 			return Result{}, err
 		}
-		raw, ev, err := c.G.Next(c.Cur.Seq)
+		t, err := c.advance()
 		if err != nil {
-			c.R.Abort()
 			return Result{}, err
 		}
-		c.Cur = raw
-		c.Step++
+		t.in = in
+		raw, ev := t.raw, t.events
 		if raw.Headroom >= 16 && raw.Vel.Y == 0 {
 			p := raw.Pos
 			c.OpenSky = &p
 		}
-		t := tick{in: in, raw: raw, events: ev}
 		if in.Frame {
 			if t.img, err = c.G.X.Capture(); err != nil {
 				c.R.Abort()
@@ -365,15 +374,13 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 	if airborne(c.Cur) {
 		y0, hurt := c.Cur.Pos.Y, 0.0
 		for k, still := 0, 0; k < SettleTicks && still < 2; k++ {
-			raw, ev, err := c.G.Next(c.Cur.Seq)
+			t, err := c.advance()
 			if err != nil {
-				c.R.Abort()
 				return Result{}, err
 			}
-			c.Cur = raw
-			c.Step++
-			ticks = append(ticks, tick{raw: raw, events: ev})
-			for _, e := range ev {
+			ticks = append(ticks, t)
+			raw := t.raw
+			for _, e := range t.events {
 				if e.Type == "hp" && e.Change < 0 && e.Reason == "fall" {
 					hurt -= e.Change
 				}
@@ -392,14 +399,11 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 		}
 	}
 	if len(ticks) == 0 {
-		raw, ev, err := c.G.Next(c.Cur.Seq)
+		t, err := c.advance()
 		if err != nil {
-			c.R.Abort()
 			return Result{}, err
 		}
-		c.Cur = raw
-		c.Step++
-		ticks = append(ticks, tick{raw: raw, events: ev})
+		ticks = append(ticks, t)
 	}
 	img, err := c.G.X.Capture()
 	if err != nil {
