@@ -18,15 +18,7 @@ import (
 // fails the test; elsewhere it skips.
 func liveGame(t *testing.T, kit []string) (*Controller, *episodes.Store) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("live game: not in -short")
-	}
-	if err := Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI: the live harness must run: %v", err)
-		}
-		t.Skip(err)
-	}
+	requireGame(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
@@ -241,15 +233,7 @@ func TestLiveTechAtoms(t *testing.T) {
 // running game and checks it against the committed export
 // (testdata/minetest_game_graph.json; MFM_WRITE_GRAPH=1 rewrites it).
 func TestLiveGraphExport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live game: not in -short")
-	}
-	if err := Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI: the live harness must run: %v", err)
-		}
-		t.Skip(err)
-	}
+	requireGame(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	g, err := Start(ctx, Config{Dir: filepath.Join(t.TempDir(), "game"), ExportGraph: true, Nice: 5})

@@ -20,10 +20,10 @@ import (
 	"github.com/mfm-project/mfm/view"
 )
 
-// TestLiveSmoke starts the real game, records at least 20 episodes with
-// frames, mounts the store and finds them through the mount. Under CI=true
-// a game that cannot start fails the test; elsewhere it skips.
-func TestLiveSmoke(t *testing.T) {
+// requireGame skips a live test under -short or when the game cannot
+// start here; under CI=true a game that cannot start fails it.
+func requireGame(t *testing.T) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("live game: not in -short")
 	}
@@ -33,6 +33,13 @@ func TestLiveSmoke(t *testing.T) {
 		}
 		t.Skip(err)
 	}
+}
+
+// TestLiveSmoke starts the real game, records at least 20 episodes with
+// frames, mounts the store and finds them through the mount. Under CI=true
+// a game that cannot start fails the test; elsewhere it skips.
+func TestLiveSmoke(t *testing.T) {
+	requireGame(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	defer cancel()
 	dir := t.TempDir()
