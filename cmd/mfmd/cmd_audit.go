@@ -19,14 +19,27 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func init() {
 	register(&command{
 		name:    "audit",
-		summary: "TSR, WGP and VMP of recorded runs against a task chain, side by side",
+		summary: "TSR, WGP and VMP of recorded runs against a task chain; the retrieval → retarget analysis",
 		usage: `--chain CHAIN.json --store DIR [--label L] [--store DIR2 --label L2 ...] [--json]
+       mfmd audit retarget --store DIR [--access FILE] [--json]
 
-Reads every recorded state and event of each store and computes, as MC-EvoBench
-defines them: TSR = passed stages / planned; WGP = weighted fraction of strict
-edges with verified progress; VMP = eligible milestones reached / eligible.
-Several --store flags (each with its --label: no-prior, related, unrelated,
-shuffled, ...) print one row per condition. The chain format is docs/AUDIT.md.`,
+Scores each store's recorded states against the chain as MC-EvoBench appendix C
+defines the metrics: TSR = passed stage occurrences / planned (stages run in
+order, each within its step cap from where the previous one passed; the first
+that does not pass ends the chain); WGP = weight of the passed stages'
+requires/produces/consumes edges / planned weight (TSR when the chain has none);
+VMP = item/tool states of the reported stages reached / those not already met
+in the first snapshot. A store whose index or run.json names episode folders it
+lacks, or with no recorded state, is refused with the reason, not scored.
+Several --store flags (each with its --label: no-prior, related, ...) print one
+row per condition. The chain format is docs/AUDIT.md.
+
+retarget: MFM's retrieval → retarget analysis (its Fig. 16) of a play store:
+retarget rates of turns that opened a stored frame against turns that opened
+no image (Fisher's exact test), new destinations within 8 blocks of the
+looked-at episode against the position-only null (binomial test), and how many
+steps back the reads went. Reads come from --access (default: the store's
+.mfm/access.jsonl), else from run.json's reads_before.`,
 		run: runAudit,
 	})
 }
@@ -38,7 +51,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&stores, "store", "a run's store (repeatable)")
 	fs.Var(&labels, "label", "the condition of the preceding --store (repeatable)")
 	chainPath := fs.String("chain", "", "task chain JSON (required)")
-	asJSON := fs.Bool("json", false, "print the results as JSON")
+	asJSON := fs.Bool("json", false, "print the scores as JSON")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -50,15 +63,15 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	var results []audit.Result
+	var results []audit.Scores
 	for i, st := range stores {
 		label := st
 		if i < len(labels) {
 			label = labels[i]
 		}
-		r, err := audit.Run(ch, label, st)
+		r, err := audit.ScoreLabel(ch, label, st)
 		if err != nil {
-			return fail(stderr, c.name, fmt.Errorf("%s: %w", st, err))
+			return fail(stderr, c.name, err)
 		}
 		results = append(results, r)
 	}
@@ -68,10 +81,32 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONDITION\tTSR\tWGP\tVMP\tSTAGES\tSAMPLES")
+	fmt.Fprintln(tw, "CONDITION\tTSR\tWGP\tVMP\tSTAGES\tEDGE WEIGHT\tMILESTONES\tSTOPPED AT")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d/%d\t%d\n", r.Label, r.TSR, r.WGP, r.VMP, r.Passed, r.Planned, r.Samples)
+		wgp := fmt.Sprintf("%.3f", r.WGP)
+		weight := fmt.Sprintf("%g/%g", r.WeightDone, r.WeightPlanned)
+		if r.WGPFallback {
+			wgp += "*"
+			weight = "none"
+		}
+		stopped := r.Stopped
+		if stopped == "" {
+			stopped = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%s\t%.3f\t%d/%d\t%s\t%d/%d (+%d met at start)\t%s\n", r.Label, r.TSR, wgp, r.VMP,
+			r.Passed, r.Planned, weight, r.Reached, r.Eligible, r.InitiallySatisfied, stopped)
 	}
 	tw.Flush()
+	for _, r := range results {
+		if r.WGPFallback {
+			fmt.Fprintf(stdout, "* %s: the chain plans no execution-edge weight; WGP falls back to TSR\n", r.Label)
+			break
+		}
+	}
+	for _, r := range results {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(stdout, "warning: %s: %s\n", r.Label, w)
+		}
+	}
 	return 0
 }
