@@ -45,6 +45,9 @@ steps back the reads went. Reads come from --access (default: the store's
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "retarget" {
+		return runAuditRetarget(args[1:], stdout, stderr)
+	}
 	c := commands["audit"]
 	fs := newFlagSet(c, stdout, stderr)
 	var stores, labels multiFlag
@@ -109,4 +112,56 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+func runAuditRetarget(args []string, stdout, stderr io.Writer) int {
+	c := commands["audit"]
+	fs := newFlagSet(c, stdout, stderr)
+	store := fs.String("store", "", "a play store (with run.json; required)")
+	access := fs.String("access", "", "the mount's access log (default: the store's .mfm/access.jsonl, else run.json's reads_before)")
+	asJSON := fs.Bool("json", false, "print the report as JSON, with every turn")
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if *store == "" || fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "mfmd audit retarget: want --store DIR")
+		return 2
+	}
+	r, err := audit.Retarget(*store, *access)
+	if err != nil {
+		return fail(stderr, c.name+" retarget", err)
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(r, "", " ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return 0
+	}
+	fmt.Fprintf(stdout, "store %s (task %s): %d turns; reads from %s\n", r.Store, r.Task, r.Turns, r.ReadsFrom)
+	fmt.Fprintf(stdout, "retarget (the plan names a go_to/look_at block the running plan did not):\n")
+	fmt.Fprintf(stdout, "  after opening a stored frame  %d of %d turns (%s)\n", r.Frame.Retargets, r.Frame.Turns, pct(r.Frame.Rate, r.Frame.Turns))
+	fmt.Fprintf(stdout, "  after opening no image        %d of %d turns (%s)\n", r.NoImage.Retargets, r.NoImage.Turns, pct(r.NoImage.Rate, r.NoImage.Turns))
+	fmt.Fprintf(stdout, "  (turns that opened only another image: %d)\n", r.OnlyOtherImage)
+	fmt.Fprintf(stdout, "  Fisher's exact test: p = %.3g two-sided, %.3g one-sided (frame higher)\n", r.FisherTwoSided, r.FisherGreater)
+	fmt.Fprintf(stdout, "recall (a new destination within %g blocks of a looked-at episode): %d of %d", audit.RecallRadius, r.Recalls, r.RecallTrials)
+	if r.RecallTrials > 0 {
+		fmt.Fprintf(stdout, " against a %.0f%% position-only null, binomial p = %.3g", r.NullMean*100, r.BinomialP)
+	}
+	fmt.Fprintln(stdout)
+	if r.Reach.Reads > 0 {
+		fmt.Fprintf(stdout, "reach of %d reads of stored episodes: median %.0f steps back, mean %.0f, max %d\n", r.Reach.Reads, r.Reach.Median, r.Reach.Mean, r.Reach.Max)
+	} else {
+		fmt.Fprintln(stdout, "reach: no stored episode was read before a plan")
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
+	return 0
+}
+
+// pct prints a rate, or "-" for an empty group.
+func pct(rate float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", rate*100)
 }
