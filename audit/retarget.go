@@ -447,11 +447,22 @@ func fileExists(p string) bool {
 }
 
 // readAccessLog reads the mount's access log rows.
-func readAccessLog(p string) (rows []play.MemoryRead, skipped int, err error) {
+func readAccessLog(p string) ([]play.MemoryRead, int, error) {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, 0, fmt.Errorf("retarget: read access log: %w", err)
 	}
+	rows, skipped, err := ParseAccessLog(b)
+	if err != nil {
+		return nil, skipped, fmt.Errorf("retarget: %s: %w", p, err)
+	}
+	return rows, skipped, nil
+}
+
+// ParseAccessLog decodes the mount's access log (one JSON row a line with
+// time, path, kind); rows without a path or an RFC 3339 time are counted
+// in skipped. A log with rows but none readable is an error.
+func ParseAccessLog(b []byte) (rows []play.MemoryRead, skipped int, err error) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -468,7 +479,7 @@ func readAccessLog(p string) (rows []play.MemoryRead, skipped int, err error) {
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 && skipped > 0 {
-		return nil, skipped, errors.New("retarget: " + p + ": no readable rows")
+		return nil, skipped, errors.New("no readable rows")
 	}
 	return rows, skipped, nil
 }

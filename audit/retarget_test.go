@@ -123,3 +123,27 @@ func TestRetargetOnCommittedRun(t *testing.T) {
 		t.Error("a store without a play run.json: no error")
 	}
 }
+
+// FuzzParseAccessLog: any input decodes or fails cleanly, every row kept
+// has a path and a time, and rows plus skipped lines cover the input.
+func FuzzParseAccessLog(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-12-04T01:42:45.446562118Z","path":"/episodes/ep_000018/frames/000300.png","kind":"frame","pid":27633}` + "\n"))
+	f.Add([]byte("{\"time\":\"yesterday\",\"path\":\"/\"}\nnot json\n\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rows, skipped, err := ParseAccessLog(b)
+		if err != nil {
+			if len(rows) != 0 {
+				t.Fatalf("error with %d rows", len(rows))
+			}
+			return
+		}
+		for _, r := range rows {
+			if r.Path == "" || r.Time == "" {
+				t.Fatalf("row without path or time: %+v", r)
+			}
+		}
+		if skipped < 0 {
+			t.Fatal("negative skipped")
+		}
+	})
+}
