@@ -210,14 +210,12 @@ func isImage(p string) bool {
 // AnalyzeRetarget runs the analysis on a run's turns with each turn's
 // memory reads (reads[turn id]) and the store's episodes.
 func AnalyzeRetarget(run play.RunRecord, reads map[string][]play.MemoryRead, eps []EpisodePos) RetargetReport {
-	rep := RetargetReport{Task: run.Task.Name, Turns: len(run.Turns)}
+	rep := RetargetReport{Task: run.Task.Name}
 	byID := map[string]EpisodePos{}
 	for _, e := range eps {
 		byID[e.ID] = e
 	}
 	var running []Target
-	var allReach []float64
-	var nulls []float64
 	for _, tr := range run.Turns {
 		rt := RetargetTurn{ID: tr.ID, StepBefore: tr.StepBefore}
 		targets, err := PlanTargets(tr.Plan)
@@ -264,8 +262,26 @@ func AnalyzeRetarget(run play.RunRecord, reads map[string][]play.MemoryRead, eps
 			}
 			if m[2] != "" && !strings.HasSuffix(m[2], "frames") { // a listing reads nothing recorded
 				rt.Reach = append(rt.Reach, tr.StepBefore-at)
-				allReach = append(allReach, float64(tr.StepBefore-at))
 			}
+		}
+		if rt.OpenedFrame && rt.Retarget {
+			rt.Recall = recalls(rt.New, rt.LookedAt, byID)
+			rt.Null = nullShare(rt.New, eps, tr.StepBefore)
+		}
+		rep.PerTurn = append(rep.PerTurn, rt)
+	}
+	rep.summarize()
+	return rep
+}
+
+// summarize computes the groups, tests and reach from the per-turn rows.
+func (rep *RetargetReport) summarize() {
+	var nulls, reach []float64
+	rep.Turns, rep.Frame, rep.NoImage, rep.OnlyOtherImage = len(rep.PerTurn), RateGroup{}, RateGroup{}, 0
+	rep.RecallTrials, rep.Recalls, rep.NullMean, rep.BinomialP, rep.Reach = 0, 0, 0, 1, ReachSummary{}
+	for _, rt := range rep.PerTurn {
+		for _, r := range rt.Reach {
+			reach = append(reach, float64(r))
 		}
 		switch {
 		case rt.OpenedFrame:
@@ -273,11 +289,9 @@ func AnalyzeRetarget(run play.RunRecord, reads map[string][]play.MemoryRead, eps
 			if rt.Retarget {
 				rep.Frame.Retargets++
 				rep.RecallTrials++
-				rt.Recall = recalls(rt.New, rt.LookedAt, byID)
 				if rt.Recall {
 					rep.Recalls++
 				}
-				rt.Null = nullShare(rt.New, eps, tr.StepBefore)
 				nulls = append(nulls, rt.Null)
 			}
 		case rt.OpenedImage:
@@ -288,23 +302,41 @@ func AnalyzeRetarget(run play.RunRecord, reads map[string][]play.MemoryRead, eps
 				rep.NoImage.Retargets++
 			}
 		}
-		rep.PerTurn = append(rep.PerTurn, rt)
 	}
 	rep.Frame.Rate = ratio(float64(rep.Frame.Retargets), float64(rep.Frame.Turns))
 	rep.NoImage.Rate = ratio(float64(rep.NoImage.Retargets), float64(rep.NoImage.Turns))
 	rep.FisherTwoSided, rep.FisherGreater, _ = FisherExact(rep.Frame.Retargets, rep.Frame.Turns-rep.Frame.Retargets,
 		rep.NoImage.Retargets, rep.NoImage.Turns-rep.NoImage.Retargets)
-	rep.BinomialP = 1
 	if len(nulls) > 0 {
 		rep.NullMean = stat.Mean(nulls, nil)
 		rep.BinomialP, _ = BinomialTail(rep.Recalls, rep.RecallTrials, rep.NullMean)
 	}
-	if len(allReach) > 0 {
-		sort.Float64s(allReach)
-		rep.Reach = ReachSummary{Reads: len(allReach), Median: median(allReach),
-			Mean: stat.Mean(allReach, nil), Max: int64(allReach[len(allReach)-1])}
+	if len(reach) > 0 {
+		sort.Float64s(reach)
+		rep.Reach = ReachSummary{Reads: len(reach), Median: median(reach),
+			Mean: stat.Mean(reach, nil), Max: int64(reach[len(reach)-1])}
 	}
-	return rep
+}
+
+// PoolRetarget pools several runs' analyses (the paper pools its runs):
+// the turns of all, their groups, tests and reach. Turn ids are prefixed
+// with their report's store.
+func PoolRetarget(reps []RetargetReport) RetargetReport {
+	pool := RetargetReport{Store: "pooled", ReadsFrom: "each store's own"}
+	var tasks []string
+	for _, r := range reps {
+		tasks = append(tasks, r.Task)
+		for _, t := range r.PerTurn {
+			t.ID = r.Store + ":" + t.ID
+			pool.PerTurn = append(pool.PerTurn, t)
+		}
+		for _, w := range r.Warnings {
+			pool.Warnings = append(pool.Warnings, r.Store+": "+w)
+		}
+	}
+	pool.Task = strings.Join(tasks, "+")
+	pool.summarize()
+	return pool
 }
 
 // flat drops the y of a block so a horizontal target matches any height.

@@ -21,7 +21,7 @@ func init() {
 		name:    "audit",
 		summary: "TSR, WGP and VMP of recorded runs against a task chain; the retrieval → retarget analysis",
 		usage: `--chain CHAIN.json --store DIR [--label L] [--store DIR2 --label L2 ...] [--json]
-       mfmd audit retarget --store DIR [--access FILE] [--json]
+       mfmd audit retarget --store DIR [--access FILE] [--store DIR2 ...] [--json]
 
 Scores each store's recorded states against the chain as MC-EvoBench appendix C
 defines the metrics: TSR = passed stage occurrences / planned (stages run in
@@ -39,7 +39,8 @@ retarget rates of turns that opened a stored frame against turns that opened
 no image (Fisher's exact test), new destinations within 8 blocks of the
 looked-at episode against the position-only null (binomial test), and how many
 steps back the reads went. Reads come from --access (default: the store's
-.mfm/access.jsonl), else from run.json's reads_before.`,
+.mfm/access.jsonl), else from run.json's reads_before. Several stores are
+also pooled.`,
 		run: runAudit,
 	})
 }
@@ -117,26 +118,48 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 func runAuditRetarget(args []string, stdout, stderr io.Writer) int {
 	c := commands["audit"]
 	fs := newFlagSet(c, stdout, stderr)
-	store := fs.String("store", "", "a play store (with run.json; required)")
-	access := fs.String("access", "", "the mount's access log (default: the store's .mfm/access.jsonl, else run.json's reads_before)")
-	asJSON := fs.Bool("json", false, "print the report as JSON, with every turn")
+	var stores, access multiFlag
+	fs.Var(&stores, "store", "a play store with run.json (repeatable; several are also pooled)")
+	fs.Var(&access, "access", "the access log of the preceding --store (default: its .mfm/access.jsonl, else run.json's reads_before)")
+	asJSON := fs.Bool("json", false, "print the reports as JSON, with every turn")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
-	if *store == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "mfmd audit retarget: want --store DIR")
+	if len(stores) == 0 || fs.NArg() != 0 || len(access) > len(stores) {
+		fmt.Fprintln(stderr, "mfmd audit retarget: want one or more --store DIR (each optionally with --access FILE)")
 		return 2
 	}
-	r, err := audit.Retarget(*store, *access)
-	if err != nil {
-		return fail(stderr, c.name+" retarget", err)
+	var reps []audit.RetargetReport
+	for i, st := range stores {
+		acc := ""
+		if i < len(access) {
+			acc = access[i]
+		}
+		r, err := audit.Retarget(st, acc)
+		if err != nil {
+			return fail(stderr, c.name+" retarget", err)
+		}
+		reps = append(reps, r)
+	}
+	if len(reps) > 1 {
+		reps = append(reps, audit.PoolRetarget(reps))
 	}
 	if *asJSON {
-		b, _ := json.MarshalIndent(r, "", " ")
+		b, _ := json.MarshalIndent(reps, "", " ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return 0
 	}
-	fmt.Fprintf(stdout, "store %s (task %s): %d turns; reads from %s\n", r.Store, r.Task, r.Turns, r.ReadsFrom)
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		printRetarget(stdout, r)
+	}
+	return 0
+}
+
+func printRetarget(stdout io.Writer, r audit.RetargetReport) {
+	fmt.Fprintf(stdout, "%s (task %s): %d turns; reads from %s\n", r.Store, r.Task, r.Turns, r.ReadsFrom)
 	fmt.Fprintf(stdout, "retarget (the plan names a go_to/look_at block the running plan did not):\n")
 	fmt.Fprintf(stdout, "  after opening a stored frame  %d of %d turns (%s)\n", r.Frame.Retargets, r.Frame.Turns, pct(r.Frame.Rate, r.Frame.Turns))
 	fmt.Fprintf(stdout, "  after opening no image        %d of %d turns (%s)\n", r.NoImage.Retargets, r.NoImage.Turns, pct(r.NoImage.Rate, r.NoImage.Turns))
@@ -148,14 +171,13 @@ func runAuditRetarget(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	if r.Reach.Reads > 0 {
-		fmt.Fprintf(stdout, "reach of %d reads of stored episodes: median %.0f steps back, mean %.0f, max %d\n", r.Reach.Reads, r.Reach.Median, r.Reach.Mean, r.Reach.Max)
+		fmt.Fprintf(stdout, "reach of %d reads of stored episodes: median %g steps back, mean %.1f, max %d\n", r.Reach.Reads, r.Reach.Median, r.Reach.Mean, r.Reach.Max)
 	} else {
 		fmt.Fprintln(stdout, "reach: no stored episode was read before a plan")
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
-	return 0
 }
 
 // pct prints a rate, or "-" for an empty group.
