@@ -15,12 +15,17 @@ import (
 	"os"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/task"
 )
 
 // Samples reads the recorded states of store s, every life in order: per
-// episode its state/state.json (the start), then outcome.json end_state
-// when MFM recorded one, with the episode's events and the cumulative
-// milestones (state milestones and outcome milestone_transition).
+// episode its state/state.json (the start), every step's state of its
+// steps.jsonl when recorded (the checks the runner makes after each
+// environment step), then its outcome.json end_state when recorded. A
+// sample sees its own events (a step's, or the episode's at the end) and,
+// cumulative up to it: the events, the milestones (state milestones and
+// outcome milestone_transition) and the items crafted ("craft ITEM N"
+// events, counted as the task predicate crafted:ITEM counts them).
 func Samples(s *episodes.Store) ([]Sample, error) {
 	lives, err := s.Lives()
 	if err != nil {
@@ -28,6 +33,7 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 	}
 	var out []Sample
 	var allEvents []any
+	craft := task.NewTracker(&task.Task{})
 	miles := []any{}
 	seen := map[string]bool{}
 	addMile := func(v any) {
@@ -35,6 +41,10 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 			seen[id] = true
 			miles = append(miles, id)
 		}
+	}
+	observe := func(step int64, evs []string) {
+		allEvents = append(allEvents, anySlice(evs)...)
+		craft.Observe(task.Observation{Step: step, Events: evs})
 	}
 	for _, l := range lives {
 		rows, err := l.AllRows()
@@ -47,12 +57,7 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 			if err != nil {
 				o = &episodes.Outcome{} // the episode's outcome is not recorded
 			}
-			var evs []any
-			if o.Events != nil {
-				evs = anySlice(o.Events)
-			}
-			allEvents = append(allEvents, evs...)
-			mk := func(st map[string]any, step int64, withEvents bool) Sample {
+			mk := func(st map[string]any, step int64, evs []string) Sample {
 				env := map[string]any{}
 				for k, v := range st {
 					env[k] = v
@@ -66,22 +71,45 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 				env["life"] = l.N
 				env["episode"] = r.ID
 				env["tags"] = anySlice(r.Tags)
-				if withEvents {
-					env["events"] = evs
-				} else {
-					env["events"] = []any{}
+				env["events"] = anySlice(evs)
+				// capacity-capped views: later appends never show through
+				env["all_events"] = allEvents[:len(allEvents):len(allEvents)]
+				env["milestones"] = miles[:len(miles):len(miles)]
+				crafted := map[string]any{}
+				for k, v := range craft.Crafted() {
+					crafted[k] = v
 				}
-				env["all_events"] = append([]any(nil), allEvents...)
-				env["milestones"] = append([]any(nil), miles...)
+				env["crafted"] = crafted
 				if _, ok := env["inventory"]; !ok {
 					env["inventory"] = map[string]any{}
 				}
 				return Sample{Step: step, Env: env}
 			}
+			var start map[string]any
 			if st, err := episodes.ReadState(dir); err == nil {
-				if fields, err := st.Fields(); err == nil {
-					out = append(out, mk(fields, r.FirstStep, false))
+				if start, err = st.Fields(); err == nil {
+					out = append(out, mk(start, r.FirstStep, nil))
 				}
+			}
+			stepped := false
+			err = episodes.ScanSteps(dir, func(st episodes.Step) error {
+				if st.State == nil {
+					return nil
+				}
+				fields, err := st.State.Fields()
+				if err != nil {
+					return nil
+				}
+				stepped = true
+				observe(st.Step, st.Events)
+				out = append(out, mk(fields, st.Step, st.Events))
+				return nil
+			}, nil)
+			if err != nil {
+				return nil, fmt.Errorf("audit: %s: %w", r.ID, err)
+			}
+			if !stepped {
+				observe(r.LastStep, o.Events) // the steps' events are the episode's
 			}
 			for _, m := range o.MilestoneTransition {
 				addMile(m)
@@ -90,16 +118,13 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 			if o.EndState != nil {
 				end, _ = o.EndState.Fields()
 			}
-			if end == nil && len(out) > 0 {
+			if end == nil && start != nil {
 				// the paper records no end state: the start state with this
 				// episode's events and milestones
-				end = map[string]any{}
-				for k, v := range out[len(out)-1].Env {
-					end[k] = v
-				}
+				end = start
 			}
 			if end != nil {
-				out = append(out, mk(end, r.LastStep, true))
+				out = append(out, mk(end, r.LastStep, o.Events))
 			}
 		}
 	}

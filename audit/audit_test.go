@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/luanti"
+	"github.com/mfm-project/mfm/play"
 )
 
 func smp(step int64, inv map[string]any, miles ...any) Sample {
@@ -248,6 +250,26 @@ func TestSteelRun(t *testing.T) {
 	}
 	if r.TSR != 1 || r.WGP != 1 {
 		t.Errorf("TSR %v WGP %v, want 1 1 (stages %+v)", r.TSR, r.WGP, r.Stages)
+	}
+	// The chain's verifiers are the task's milestones, checked after every
+	// recorded step: each stage passes where play's own tracker saw its
+	// milestone (run.json), or where the previous stage passed if later
+	// (the furnace was crafted before the torches).
+	s, err := episodes.Open("../examples/runs/llm-techtree-steel/store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := play.ReadRun(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev int64
+	for i, st := range r.Stages {
+		want := max(prev, run.Milestones[i].Step)
+		if run.Milestones[i].Name != st.ID || st.Step != want {
+			t.Errorf("stage %s passed at %d; run.json: %s at %d, want %d", st.ID, st.Step, run.Milestones[i].Name, run.Milestones[i].Step, want)
+		}
+		prev = st.Step
 	}
 	met := map[string]bool{}
 	for _, m := range r.Milestones {
