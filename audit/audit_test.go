@@ -300,22 +300,44 @@ func TestParseChainErrors(t *testing.T) {
 	}
 }
 
-// FuzzParseChain: any input parses or fails cleanly; a parsed chain
-// evaluates without panic and in range.
+// FuzzParseChain: any input parses or fails cleanly (with minetest_game's
+// graph for "make" and group states); a parsed chain evaluates without
+// panic and in range.
 func FuzzParseChain(f *testing.F) {
-	for _, p := range []string{"testdata/figure1-chain.json", "testdata/paper-run-chain.json"} {
+	for _, p := range []string{"testdata/figure1-chain.json", "testdata/paper-run-chain.json", "testdata/techtree-steel-chain.json"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}
 	}
+	g, err := luanti.LoadGraph("../luanti/testdata/minetest_game_graph.json")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := ParseChain(b, nil)
+		c, err := ParseChain(b, g)
 		if err != nil {
 			return
 		}
-		r := c.Evaluate("fuzz", []Sample{smp(1, map[string]any{"log": 1.0}, "x"), smp(5, map[string]any{"stick": 4.0})})
-		if r.TSR < 0 || r.TSR > 1 || r.WGP < 0 || r.WGP > 1 || r.VMP < 0 || r.VMP > 1 {
+		r := c.Evaluate("fuzz", []Sample{smp(1, map[string]any{"log": 1.0}, "x"), smp(5, map[string]any{"stick": 4.0, "wood": 2.0})})
+		if r.TSR < 0 || r.TSR > 1 || r.WGP < 0 || r.WGP > 1 || r.VMP < 0 || r.VMP > 1 || math.IsNaN(r.WGP) {
 			t.Fatalf("metrics out of range: %+v", r)
 		}
 	})
+}
+
+// TestPool: split scores sum numerators and denominators.
+//
+//	chain A: 1/4 stages, weight 8/42, 2/3 states; chain B (no edges): 2/2
+//	stages, 0/1 states. TSR (1+2)/(4+2) = 0.5; WGP pools edge weight only
+//	(B has none): 8/42; VMP (2+0)/(3+1) = 0.5. B alone: WGP = its TSR, 1.
+func TestPool(t *testing.T) {
+	a := Scores{Passed: 1, Planned: 4, WeightDone: 8, WeightPlanned: 42, Reached: 2, Eligible: 3}
+	b := Scores{Passed: 2, Planned: 2, WGPFallback: true, Reached: 0, Eligible: 1}
+	p := Pool("split", []Scores{a, b})
+	if p.TSR != 0.5 || !near(p.WGP, 8.0/42) || p.VMP != 0.5 || p.WGPFallback {
+		t.Errorf("pool TSR %v WGP %v VMP %v, want 0.5 %v 0.5", p.TSR, p.WGP, p.VMP, 8.0/42)
+	}
+	if p := Pool("b", []Scores{b}); p.WGP != 1 || !p.WGPFallback {
+		t.Errorf("no edge weight pooled: WGP %v, want the TSR 1", p.WGP)
+	}
 }

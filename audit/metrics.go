@@ -284,3 +284,31 @@ func ratio(a, b float64) float64 {
 	}
 	return a / b
 }
+
+// Pool aggregates several chains' scores as MC-EvoBench reports a split
+// (C.4, C.5): passed and planned stage occurrences, done and planned
+// execution-edge weight, reached and eligible states are each summed
+// before dividing, not averaged per chain. A chain without edge weight
+// adds nothing to the WGP sums; if none has any, WGP falls back to the
+// pooled TSR.
+func Pool(label string, scores []Scores) Scores {
+	p := Scores{Label: label}
+	for _, s := range scores {
+		p.Passed += s.Passed
+		p.Planned += s.Planned
+		p.WeightDone += s.WeightDone
+		p.WeightPlanned += s.WeightPlanned
+		p.Reached += s.Reached
+		p.Eligible += s.Eligible
+		p.InitiallySatisfied += s.InitiallySatisfied
+		p.Samples += s.Samples
+	}
+	p.TSR = ratio(float64(p.Passed), float64(p.Planned))
+	if p.WeightPlanned > 0 {
+		p.WGP = p.WeightDone / p.WeightPlanned
+	} else {
+		p.WGP, p.WGPFallback = p.TSR, true
+	}
+	p.VMP = ratio(float64(p.Reached), float64(p.Eligible))
+	return p
+}
