@@ -341,3 +341,16 @@ func TestPool(t *testing.T) {
 		t.Errorf("no edge weight pooled: WGP %v, want the TSR 1", p.WGP)
 	}
 }
+
+// TestChainBuiltInCode: a chain built as a Go value (not parsed) evaluates
+// the same, and a verifier that does not compile never holds.
+func TestChainBuiltInCode(t *testing.T) {
+	c := &Chain{Stages: []Stage{
+		{ID: "log", Verifier: "inventory.log >= 1", Edges: []Edge{{Relation: Produces, State: "item:log", Count: 1}}},
+		{ID: "bad", Verifier: "inventory.x >>> 1"},
+	}}
+	r := c.Evaluate("code", []Sample{smp(0, map[string]any{}), smp(5, map[string]any{"log": 1.0})})
+	if r.Passed != 1 || r.WGP != 1 || r.VMP != 1 || r.Stages[1].Status != StatusNotReached {
+		t.Errorf("%+v", r)
+	}
+}

@@ -135,13 +135,20 @@ func (c *Chain) Evaluate(label string, samples []Sample) Scores {
 			continue
 		}
 		sr.Start = start
+		prog := s.prog
+		if prog == nil { // a chain built without ParseChain
+			prog, _ = harness.CompileCondition(s.Verifier)
+		}
 		hit, last := -1, idx
 		for i := idx; i < len(samples); i++ {
 			if sr.Cap > 0 && samples[i].Step-start > int64(sr.Cap) {
 				break
 			}
 			last = i
-			if ok, _ := harness.EvalCondition(s.prog, samples[i].Env); ok {
+			if prog == nil {
+				continue // a verifier that does not compile never holds
+			}
+			if ok, _ := harness.EvalCondition(prog, samples[i].Env); ok {
 				hit = i
 				break
 			}
