@@ -89,7 +89,9 @@ type Stage struct {
 }
 
 // Chain is an ordered task chain with its task-state graph edges
-// (docs/AUDIT.md).
+// (docs/AUDIT.md). ParseChain and LoadChain build and check one; a Chain
+// built as a Go value evaluates too, but its group: states count nothing
+// (their members come from the graph at parse time).
 type Chain struct {
 	Name string `json:"name"`
 	// Graph is the exported task-state graph the stages' "make" entries
