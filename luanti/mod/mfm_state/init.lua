@@ -50,7 +50,9 @@ end
 local function p3(p) return {x = p.x, y = p.y, z = p.z} end
 
 -- The start kit (setting mfm_start_kit: item strings separated by commas;
--- empty: nothing) is given to a new player.
+-- empty: nothing) is given to a new player, and nothing else. A count over
+-- the item's stack size fills several slots; an unknown item is left out
+-- and logged (the harness checks the logged inventory against the kit).
 local default_kit = "default:pick_stone,default:shovel_stone,default:axe_stone," ..
 	"default:dirt 99,default:dirt 99,default:apple 40,default:torch 10"
 minetest.register_on_newplayer(function(player)
@@ -58,7 +60,18 @@ minetest.register_on_newplayer(function(player)
 	local kit = minetest.settings:get("mfm_start_kit") or default_kit
 	for s in string.gmatch(kit, "[^,]+") do
 		s = s:match("^%s*(.-)%s*$")
-		if s ~= "" then inv:add_item("main", s) end
+		local stack = ItemStack(s)
+		local name = stack:get_name()
+		if s ~= "" and minetest.registered_items[name] and name ~= "" then
+			local n, max = stack:get_count(), math.max(1, stack:get_stack_max())
+			while n > 0 do
+				local k = math.min(n, max)
+				inv:add_item("main", name .. " " .. k)
+				n = n - k
+			end
+		elseif s ~= "" then
+			minetest.log("warning", "mfm_state: start kit: no item " .. s)
+		end
 	end
 end)
 
