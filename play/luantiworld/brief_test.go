@@ -49,6 +49,8 @@ func TestExampleBrief(t *testing.T) {
 		"`[WARN] night`", "place torches",
 		"`[NOTE] your head is inside a block`",
 		"then **write your notes**", "stays mounted and `mine/` writable after the end",
+		"You start holding nothing.", // the task's start kit, which the game gives
+		"water, lava or a cave close by", "is named in the atom's note",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("brief lacks %q", want)
