@@ -20,6 +20,8 @@ type Pointed struct {
 	Above Vec     `json:"above"`
 	Dist  float64 `json:"dist"`
 	Soft  bool    `json:"soft"` // leaves or a plant: cut in a moment
+	// AboveNode is the node at Above, where a placed block would go.
+	AboveNode string `json:"above_node"`
 }
 
 // Item is a dropped item near the player.
@@ -108,6 +110,7 @@ func (r Raw) PointedAt() *Pointed {
 	p := &Pointed{Node: str(m["node"]), Under: vec(m["under"]), Above: vec(m["above"])}
 	p.Dist, _ = m["dist"].(float64)
 	p.Soft, _ = m["soft"].(bool)
+	p.AboveNode = str(m["above_node"])
 	return p
 }
 
@@ -263,4 +266,24 @@ func liquidName(v any) string {
 		n = strings.TrimSuffix(n, suf)
 	}
 	return strings.ReplaceAll(n, "_", " ")
+}
+
+// inLiquid names the liquid the player is in (at the feet or the head),
+// "" when none.
+func (r Raw) inLiquid() string {
+	m, ok := r.Liquid.(map[string]any)
+	if !ok {
+		return ""
+	}
+	p, feet := vec(m["pos"]), Vec{math.Floor(r.Pos.X + 0.5), math.Floor(r.Pos.Y + 0.5), math.Floor(r.Pos.Z + 0.5)}
+	if p.X == feet.X && p.Z == feet.Z && (p.Y == feet.Y || p.Y == feet.Y+1) {
+		return liquidName(m["node"])
+	}
+	return ""
+}
+
+// isLiquid reports whether a node name is water or lava.
+func isLiquid(node string) bool {
+	n := shortName(node)
+	return strings.Contains(n, "water_") || strings.Contains(n, "lava_")
 }

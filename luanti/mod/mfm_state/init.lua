@@ -215,6 +215,7 @@ local function pointed(player)
 			local def = minetest.registered_nodes[n.name]
 			if def and def.pointable ~= false and n.name ~= "air" then
 				return {node = n.name, under = p3(pt.under), above = p3(pt.above),
+					above_node = minetest.get_node(pt.above).name,
 					dist = vector.distance(eye, pt.intersection_point),
 					-- soft: leaves and plants, cut in a moment, in the way of the block behind
 					soft = def.buildable_to or minetest.get_item_group(n.name, "leaves") > 0}
