@@ -42,11 +42,11 @@ func Brief(b BriefInfo) (string, error) {
 	}
 	d := struct {
 		Name, Instruction, Game, Mount, Store, Socket, RawKeys, Kit string
-		Budget, PlanCap, Undisclosed                           int
-		Ordered                                                bool
-		Goals                                                  []goal
-		Atoms                                                  []atom
-		Conventions                                            []string
+		Budget, PlanCap, Undisclosed                                int
+		Ordered                                                     bool
+		Goals                                                       []goal
+		Atoms                                                       []atom
+		Conventions                                                 []string
 	}{Conventions: Conventions, Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
 		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered}
 	d.Kit = "nothing"
