@@ -120,3 +120,25 @@ func TestReadsByTurn(t *testing.T) {
 		t.Errorf("reads_after %q, want %q", got, want)
 	}
 }
+
+// FuzzTurnOfRead: any label names no turn or one of the run's turns;
+// "before tN" names tN and a label "tN" the turn after it, when they exist.
+func FuzzTurnOfRead(f *testing.F) {
+	run := RunRecord{Turns: []TurnRecord{{ID: "t0001"}, {ID: "t0002"}, {ID: "t0003"}}}
+	f.Fuzz(func(t *testing.T, label string) {
+		got := TurnOfRead(run, label)
+		if got == "" {
+			return
+		}
+		found := false
+		for _, tr := range run.Turns {
+			found = found || tr.ID == got
+		}
+		if !found {
+			t.Fatalf("TurnOfRead(%q) = %q, not a turn of the run", label, got)
+		}
+		if id, ok := strings.CutPrefix(label, "before "); ok && got != id {
+			t.Fatalf("TurnOfRead(%q) = %q, want %q", label, got, id)
+		}
+	})
+}
