@@ -245,7 +245,7 @@ func (r Raw) Hazard() string {
 		case dy < 0:
 			where = "near, below"
 		}
-		out = append(out, fmt.Sprintf("%s %s, %.0f blocks away at %v,%v,%v", liquidName(m["node"]), where, math.Sqrt(dx*dx+dy*dy+dz*dz), p.X, p.Y, p.Z))
+		out = append(out, fmt.Sprintf("%s %s, %.0f block(s) away at %v,%v,%v", liquidName(m["node"]), where, math.Sqrt(dx*dx+dy*dy+dz*dz), p.X, p.Y, p.Z))
 	}
 	if m, ok := r.UnderFloor.(map[string]any); ok {
 		d, _ := m["depth"].(float64)
