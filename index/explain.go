@@ -158,7 +158,7 @@ func (e *explainer) render(text string, lives []episodes.Life, current int, cs [
 				n++
 			}
 		}
-		fmt.Fprintf(&b, "in:mine → %d  (%s; %d citation(s) in mine/, %d episode(s) cited with the words)\n",
+		fmt.Fprintf(&b, "in:mine → %d  (%s; %d citation(s) of existing episodes in mine/, %d episode(s) cited with the words)\n",
 			n, q.Describe(query.Term{Key: "in"}), len(cs), len(cited))
 	}
 	for _, t := range e.terms {
