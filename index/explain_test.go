@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mfm-project/mfm/index/query"
 )
 
 // explainCounts are the "TERM → N" lines of an explanation, in order.
@@ -94,4 +96,30 @@ func TestExplainCountsEqualRun(t *testing.T) {
 			prev = n
 		}
 	}
+}
+
+// BenchmarkExplain compares explaining a query (a scan that tests each
+// term and gathers hints) with answering it by the scan alone, over the
+// same generated store (bench/index.md, "explain").
+func BenchmarkExplain(b *testing.B) {
+	s := genStore(b, 30000)
+	const qs = "tag:stuck near:0,0 r:100 y:>0 tree last:5"
+	q, err := query.Parse(qs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := (Scan{Store: s}).Search(context.Background(), q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("explain", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Explain(context.Background(), s, qs, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
