@@ -99,6 +99,9 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if store, err = episodes.Init(*storeDir); err != nil {
 			return fail(stderr, "play", fmt.Errorf("open or create the store %s: %w", *storeDir, err))
 		}
+		if err := store.SetAxes(episodes.LuantiAxes); err != nil {
+			return fail(stderr, "play", err)
+		}
 	}
 	if *seed == 0 {
 		*seed = tk.Seed
