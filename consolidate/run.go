@@ -136,14 +136,28 @@ func (r *Result) evolve(s *episodes.Store, cfg Config, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	retrieved := map[string]int{}
+	retrieved, used := usageCounts(recs)
+	r.K, r.KChanges = Evolve(r.K, r.Accepted, r.Rejected, KnownEpisodes(r.Feedback), retrieved, now)
+	for _, e := range r.K.Entries {
+		e.Used = used[e.ID]
+	}
+	return nil
+}
+
+// usageCounts counts, by entry id, the retrievals of recs and the uses
+// (ViaUsed) apart.
+func usageCounts(recs []UsageRecord) (retrieved, used map[string]int) {
+	retrieved, used = map[string]int{}, map[string]int{}
 	for _, u := range recs {
 		for _, id := range u.IDs {
-			retrieved[id]++
+			if u.Via == ViaUsed {
+				used[id]++
+			} else {
+				retrieved[id]++
+			}
 		}
 	}
-	r.K, r.KChanges = Evolve(r.K, r.Accepted, r.Rejected, KnownEpisodes(r.Feedback), retrieved, now)
-	return nil
+	return retrieved, used
 }
 
 // withUsage returns a copy of res whose accepted entries carry the usage history.
