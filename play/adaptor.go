@@ -232,10 +232,10 @@ func (s *Session) consolidate(ctx context.Context, after, reason string, b *bloc
 
 // memoryLines is the block's [MEMORY] section for an offer.
 func memoryLines(m *MemoryOffer) []string {
-	if len(m.Entries) == 0 {
-		return []string{fmt.Sprintf("[MEMORY] nothing in the knowledge store matches this failure (%s)", m.Context)}
-	}
 	out := []string{fmt.Sprintf("[MEMORY] for this failure (%s; %d of %d tokens):", m.Context, m.Tokens, m.Budget)}
+	if len(m.Entries) == 0 {
+		out = []string{fmt.Sprintf("[MEMORY] nothing in the knowledge store matches this failure (%s)", m.Context)}
+	}
 	for _, e := range m.Entries {
 		out = append(out, "[MEMORY] "+e.Line)
 	}

@@ -153,3 +153,61 @@ func TestPlayMemoryTwoLives(t *testing.T) {
 		}
 	}
 }
+
+// Eq. 8 through the session: after a failed call the --llm-cmd command
+// gets the Adaptor prompt on stdin and answers a repaired suffix; the
+// block shows it checked (never run), the record keeps it, and the next
+// plan that begins with it counts as using it. A suffix naming no known
+// call is shown as refused; a failing command is reported, not fatal.
+func TestPlayAdaptorLLMSuffix(t *testing.T) {
+	dir := t.TempDir()
+	s, err := episodes.Init(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := filepath.Join(dir, "prompt.txt")
+	answer := filepath.Join(dir, "answer.json")
+	l := &consolidate.Loop{Store: s, Config: consolidate.DefaultConfig(), LLM: &consolidate.LLM{Cmd: "cat > " + prompt + "; cat " + answer}}
+	write := func(a string) {
+		if err := os.WriteFile(answer, []byte(a), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"kept_prefix": [], "repaired_suffix": [{"entry": "go_to x=5 z=0", "repair_source": "temporary"}, {"entry": "mine_ahead"}, {"entry": "craft item=wood"}], "active_remedies_used": []}`)
+	var blocks []string
+	var p1 []byte
+	plans := []string{"craft item=wood", "go_to x=5 z=0; mine_ahead; craft item=wood", "craft item=pick_wood", "mine_ahead; craft item=pick_wood", "craft item=stick", "craft item=pick_wood"}
+	sess, _ := playLife(t, s, l, 0, func(i int, block string) string {
+		blocks = append(blocks, block)
+		switch i {
+		case 1:
+			p1, _ = os.ReadFile(prompt)
+		case 2:
+			write(`{"repaired_suffix": [{"entry": "fly_to x=1"}]}`)
+		case 3:
+			l.LLM.Cmd = "echo the model is down >&2; exit 3"
+		}
+		return plans[i]
+	})
+	// 15 = go_to 5 blocks + 3, mine_ahead ≤5, craft 1 item ≤2
+	if b1 := blocks[1]; !strings.Contains(b1, "[MEMORY] repaired suffix (checked, ≤15 steps, not run): go_to x=5 z=0; mine_ahead; craft item=wood") {
+		t.Errorf("block 1:\n%s", b1)
+	}
+	for _, want := range []string{consolidate.PromptAdapt, "Task goal: craft a wooden pickaxe", "Current subgoal: log", "- craft(item=wood) [failed]",
+		`Frozen prefix: []`, `- temporary: craft ended in MISSING_TOOL ("craft: not enough tree (need 1, have 0)")`, "KNOWN CALLS: craft, dig_down, go_to, look_abs, mine_ahead, wait"} {
+		if !strings.Contains(string(p1), want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, p1)
+		}
+	}
+	run := sess.Run()
+	m := run.Turns[0].Memory
+	if m == nil || m.Suffix != "go_to x=5 z=0; mine_ahead; craft item=wood" || m.SuffixSteps != 15 || !m.SuffixUsed || m.UsedBy != "t0002" {
+		t.Errorf("turn 1 memory %+v", m)
+	}
+	if m := run.Turns[2].Memory; m == nil || !strings.Contains(m.SuffixRefused, `no atom or procedure "fly_to"`) || m.SuffixUsed {
+		t.Errorf("turn 3 memory %+v", m)
+	}
+	if m := run.Turns[3].Memory; m == nil || !strings.Contains(m.LLMError, "the model is down") {
+		t.Errorf("turn 4 memory %+v", m)
+	}
+}
