@@ -325,3 +325,31 @@ func FuzzCheckGoal(f *testing.F) {
 		}
 	})
 }
+
+// After mfmd life new the episodes of an entry come back marked previous:
+// the same evidence, not new. Merging them changes no count or
+// confidence (before, the entry's support doubled, 3 → 6, and a skill's
+// confidence rose to N/(N+1) of the doubled count); the refs say where
+// the episodes are now.
+func TestEvolveAcrossLives(t *testing.T) {
+	refs := func(prev bool) []Ref {
+		return []Ref{{Life: 1, ID: "ep_000004", Previous: prev}, {Life: 1, ID: "ep_000005", Previous: prev}, {Life: 1, ID: "ep_000006", Previous: prev}}
+	}
+	c := Candidate{Kind: KindSkill, Name: "pickaxe", Trigger: map[string]string{"gui_open": "false"}, Steps: []string{"mine_ahead", "craft"},
+		Verify: "milestone pickaxe", Support: refs(false), SupportCount: 1, Confidence: 0.75, Source: "inducer"}
+	c.setID()
+	now := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
+	k, _ := Evolve(&K{Version: KVersion}, []Candidate{c}, nil, nil, nil, now)
+	c2 := c
+	c2.Support = refs(true)
+	k2, changes := Evolve(k, []Candidate{c2}, nil, nil, nil, now.Add(time.Hour))
+	e := k2.Entries[0]
+	if len(changes) != 0 || len(e.Support) != 3 || e.SupportCount != 3 || e.Confidence != 0.75 {
+		t.Errorf("changes %q; support %d (count %d), confidence %.3f; want no change, 3, 0.75", changes, len(e.Support), e.SupportCount, e.Confidence)
+	}
+	for _, r := range e.Support {
+		if !r.Previous {
+			t.Errorf("ref %+v: want it marked previous", r)
+		}
+	}
+}
