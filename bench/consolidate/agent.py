@@ -8,7 +8,8 @@ fixed list of waypoints, mining at each. It keeps its place in that list in
 ./agent-state.json (its work directory, fresh each life). When the block's
 [MEMORY] section offers a skill with a procedure that yields an item it
 lacks, or a checked repaired suffix, it sends that instead; set
-AGENT_IGNORE_MEMORY=1 to make it ignore the section (the control).
+AGENT_IGNORE_MEMORY=1 to make it ignore the section (the control), and
+AGENT_WP_OFFSET=K to start its walk at the K-th waypoint (the runs' seeds).
 """
 import json, os, re, sys
 
@@ -18,7 +19,7 @@ RECIPES = {"pick_wood": {"wood": 3, "stick": 2}, "stick": {"wood": 1}, "wood": {
 text = sys.stdin.read()
 turn = text.split("# Turn", 1)[-1]
 state_file = "agent-state.json"
-st = {"wp": 0, "mined_here": False}
+st = {"wp": int(os.environ.get("AGENT_WP_OFFSET", "0")), "mined_here": False}
 if os.path.exists(state_file):
     st = json.load(open(state_file))
 
