@@ -198,6 +198,17 @@ func cite1(rs []Ref) string {
 	return strings.Join(out, " ")
 }
 
+// inLife is rs as cited from life cur: an episode of an earlier life is
+// in previous/ (K keeps refs as they were when the entry last changed).
+func inLife(rs []Ref, cur int) []Ref {
+	out := make([]Ref, len(rs))
+	for i, r := range rs {
+		r.Previous = r.Previous || r.Life < cur
+		out[i] = r
+	}
+	return out
+}
+
 // lineTokens is tokens(k) of eq. 7: the offered line's tokens (4 bytes a token).
 func lineTokens(line string) int { return max((len(line)+3)/4, 1) }
 
@@ -231,7 +242,10 @@ func (l *Loop) Offer(ctx context.Context, in OfferInput, known []string) (Offer,
 	}
 	cctx := FailureContext(f, in.Subgoal, l.budget())
 	procs := skillProcedureNames(l.Store)
-	line := func(c Candidate) string { return OfferLine(c, procs[c.ID]) }
+	line := func(c Candidate) string {
+		c.Support = inLife(c.Support, life.N)
+		return OfferLine(c, procs[c.ID])
+	}
 	got := RetrieveBy(k.Active(), cctx, func(c Candidate) int { return lineTokens(line(c)) })
 	o := Offer{Context: cctx.String(), Budget: cctx.Budget, Entries: []Offered{}, Feedback: feedbackLine(f)}
 	for _, c := range got {

@@ -104,7 +104,9 @@ func WriteSkillProcedures(s *episodes.Store, k *K, fb []Feedback) ([]string, err
 			if len(items) == 0 {
 				continue
 			}
-			if err := write(name, skillScript(name, e, items)); err != nil {
+			cited := *e
+			cited.Support = inLife(e.Support, lives[len(lives)-1].N)
+			if err := write(name, skillScript(name, &cited, items)); err != nil {
 				return written, err
 			}
 		}

@@ -136,7 +136,9 @@ func TestPlayMemoryTwoLives(t *testing.T) {
 	if offered != "skill_pickaxe" || run2.Termination != play.EndDone || len(run2.Turns) != 2 {
 		t.Fatalf("life 2: called %q, %s after %d turns\n%s", offered, run2.Termination, len(run2.Turns), strings.Join(blocks, "\n"))
 	}
-	if !strings.Contains(blocks[0], "[MEMORY] for this failure (call=craft,failure=MISSING_TOOL,gui_open=false,item=stick,subgoal=log,budget=120;") {
+	// the skill's evidence is cited where it is now: in life 1
+	if !strings.Contains(blocks[0], "[MEMORY] for this failure (call=craft,failure=MISSING_TOOL,gui_open=false,item=stick,subgoal=log,budget=120;") ||
+		!strings.Contains(blocks[0], "verify milestone pickaxe (0.80, previous/life_1/episodes/ep_000006 previous/life_1/episodes/ep_000007 previous/life_1/episodes/ep_000008 +1)") {
 		t.Errorf("block 1:\n%s", blocks[0])
 	}
 	m := run2.Turns[0].Memory
@@ -145,6 +147,9 @@ func TestPlayMemoryTwoLives(t *testing.T) {
 	}
 	if run2.StepsUsed >= run1.StepsUsed {
 		t.Errorf("life 2 took %d steps, life 1 %d", run2.StepsUsed, run1.StepsUsed)
+	}
+	if proc, _ := os.ReadFile(s.Path("mine", "procedures", "skill_pickaxe.sh")); !strings.Contains(string(proc), "# mfm-evidence: previous/life_1/episodes/ep_000006 ") {
+		t.Errorf("life 2's skill_pickaxe.sh does not cite life 1's episodes:\n%s", proc)
 	}
 	k, _ = consolidate.ReadK(s)
 	for _, e := range k.Entries {
