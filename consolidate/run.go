@@ -138,8 +138,19 @@ func (r *Result) evolve(s *episodes.Store, cfg Config, now time.Time) error {
 	}
 	retrieved, used := usageCounts(recs)
 	r.K, r.KChanges = Evolve(r.K, r.Accepted, r.Rejected, KnownEpisodes(r.Feedback), retrieved, now)
+	// an entry's episodes are cited where they are now (after mfmd life
+	// new, in previous/)
+	prev := map[string]bool{}
+	for _, f := range r.Feedback {
+		prev[EpisodeKey(f.Life, f.Episode)] = f.Previous
+	}
 	for _, e := range r.K.Entries {
 		e.Used = used[e.ID]
+		for i, ref := range e.Support {
+			if p, ok := prev[EpisodeKey(ref.Life, ref.ID)]; ok {
+				e.Support[i].Previous = p
+			}
+		}
 	}
 	return nil
 }

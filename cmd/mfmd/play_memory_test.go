@@ -156,6 +156,11 @@ func TestPlayMemoryTwoLives(t *testing.T) {
 		if e.ID == skill.ID && (e.Used != 1 || e.Retrieved != 1) {
 			t.Errorf("K's %s: retrieved %d, used %d; want 1 and 1", e.ID, e.Retrieved, e.Used)
 		}
+		for _, r := range e.Support {
+			if r.Life == 1 && !r.Previous {
+				t.Errorf("K's %s cites %s of life 1 as if it were in the current life", e.ID, r.ID)
+			}
+		}
 	}
 }
 
