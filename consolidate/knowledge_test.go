@@ -353,3 +353,28 @@ func TestEvolveAcrossLives(t *testing.T) {
 		}
 	}
 }
+
+// A skill's item is what its run yields: mine_ahead (tree +1) → craft
+// (wood) → craft (stick) is used where sticks are wanted, and its first
+// step names only tree. The Curator matches the item against every
+// episode of the run (before, it rejected it: "item="stick", but
+// ep_000006's state has items ["tree" "tree"]"); an item no episode of
+// the run names is still rejected.
+func TestSkillItemMatchesItsRun(t *testing.T) {
+	states := map[string]StateFields{
+		EpisodeKey(1, "ep_000006"): {Call: "mine_ahead", Items: []string{"tree", "tree"}},
+		EpisodeKey(1, "ep_000007"): {Call: "craft", Items: []string{"tree", "wood", "wood"}},
+		EpisodeKey(1, "ep_000008"): {Call: "craft", Items: []string{"stick", "wood", "stick"}},
+	}
+	skill := func(item string) Candidate {
+		return Candidate{Kind: KindSkill, Name: "get_" + item, Trigger: map[string]string{"gui_open": "false", "item": item}, Steps: []string{"mine_ahead", "craft"},
+			Verify: "inv_ge " + item + " 2", Support: []Ref{{Life: 1, ID: "ep_000006"}, {Life: 1, ID: "ep_000007"}, {Life: 1, ID: "ep_000008"}}, Confidence: 0.75, Source: "inducer"}
+	}
+	k := Knowledge{Steps: map[string]bool{"mine_ahead": true, "craft": true}, States: states}
+	if acc, rej := CurateWith([]Candidate{skill("stick")}, k); len(acc) != 1 {
+		t.Errorf("get_stick: accepted %d, rejected %v", len(acc), reasons(rej))
+	}
+	if _, rej := CurateWith([]Candidate{skill("diamond")}, k); len(rej) != 1 || !strings.Contains(rej[0].Reason, `item="diamond"`) {
+		t.Errorf("get_diamond: rejected %v", reasons(rej))
+	}
+}
