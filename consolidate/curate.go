@@ -100,12 +100,23 @@ func ContextMatch(c *Candidate, st StateFields) string {
 }
 
 // usedIn is the state a candidate would be used in: that of its first
-// supporting episode (a remedy's failure, a skill's first step).
+// supporting episode (a remedy's failure, a skill's first step). A
+// skill's item is what its run yields, which the first step seldom names
+// (mine_ahead → craft wood: the first step names tree), so a skill's
+// state names the items of every supporting episode.
 func usedIn(c *Candidate, states map[string]StateFields) (StateFields, Ref, bool) {
-	for _, r := range c.Support {
-		if st, ok := states[EpisodeKey(r.Life, r.ID)]; ok {
-			return st, r, true
+	for i, r := range c.Support {
+		st, ok := states[EpisodeKey(r.Life, r.ID)]
+		if !ok {
+			continue
 		}
+		if c.Kind == KindSkill {
+			st.Items = append([]string(nil), st.Items...)
+			for _, r2 := range c.Support[i+1:] {
+				st.Items = append(st.Items, states[EpisodeKey(r2.Life, r2.ID)].Items...)
+			}
+		}
+		return st, r, true
 	}
 	return StateFields{}, Ref{}, false
 }

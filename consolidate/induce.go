@@ -43,6 +43,7 @@ type Candidate struct {
 	Confidence    float64           `json:"confidence"`
 	Usage         []string          `json:"usage,omitempty"`     // history: merges, then the last retrievals
 	Retrieved     int               `json:"retrieved,omitempty"` // how often a retrieval returned it (usage.jsonl)
+	Used          int               `json:"used,omitempty"`      // how often the plan after an offer used it (usage.jsonl, via "used")
 	Source        string            `json:"source"`              // "inducer" or "llm"
 	Status        string            `json:"status,omitempty"`
 	Reason        string            `json:"reason,omitempty"`

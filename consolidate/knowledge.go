@@ -174,16 +174,20 @@ func Evolve(k *K, accepted, rejected []Candidate, recorded map[string]bool, retr
 	}
 	for _, c := range accepted {
 		if e, ok := byKey[c.key()]; ok {
+			// an episode is its life and id: after mfmd life new the same
+			// episodes come back marked previous, and are not new evidence
 			added := 0
-			seen := map[Ref]bool{}
-			for _, r := range e.Support {
-				seen[r] = true
+			seen := map[string]int{}
+			for i, r := range e.Support {
+				seen[EpisodeKey(r.Life, r.ID)] = i
 			}
 			for _, r := range c.Support {
-				if !seen[r] {
-					e.Support = append(e.Support, r)
-					added++
+				if i, ok := seen[EpisodeKey(r.Life, r.ID)]; ok {
+					e.Support[i] = r // where the episode is now
+					continue
 				}
+				e.Support = append(e.Support, r)
+				added++
 			}
 			old := e.Confidence
 			usage := e.Usage

@@ -325,3 +325,56 @@ func FuzzCheckGoal(f *testing.F) {
 		}
 	})
 }
+
+// After mfmd life new the episodes of an entry come back marked previous:
+// the same evidence, not new. Merging them changes no count or
+// confidence (before, the entry's support doubled, 3 → 6, and a skill's
+// confidence rose to N/(N+1) of the doubled count); the refs say where
+// the episodes are now.
+func TestEvolveAcrossLives(t *testing.T) {
+	refs := func(prev bool) []Ref {
+		return []Ref{{Life: 1, ID: "ep_000004", Previous: prev}, {Life: 1, ID: "ep_000005", Previous: prev}, {Life: 1, ID: "ep_000006", Previous: prev}}
+	}
+	c := Candidate{Kind: KindSkill, Name: "pickaxe", Trigger: map[string]string{"gui_open": "false"}, Steps: []string{"mine_ahead", "craft"},
+		Verify: "milestone pickaxe", Support: refs(false), SupportCount: 1, Confidence: 0.75, Source: "inducer"}
+	c.setID()
+	now := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
+	k, _ := Evolve(&K{Version: KVersion}, []Candidate{c}, nil, nil, nil, now)
+	c2 := c
+	c2.Support = refs(true)
+	k2, changes := Evolve(k, []Candidate{c2}, nil, nil, nil, now.Add(time.Hour))
+	e := k2.Entries[0]
+	if len(changes) != 0 || len(e.Support) != 3 || e.SupportCount != 3 || e.Confidence != 0.75 {
+		t.Errorf("changes %q; support %d (count %d), confidence %.3f; want no change, 3, 0.75", changes, len(e.Support), e.SupportCount, e.Confidence)
+	}
+	for _, r := range e.Support {
+		if !r.Previous {
+			t.Errorf("ref %+v: want it marked previous", r)
+		}
+	}
+}
+
+// A skill's item is what its run yields: mine_ahead (tree +1) → craft
+// (wood) → craft (stick) is used where sticks are wanted, and its first
+// step names only tree. The Curator matches the item against every
+// episode of the run (before, it rejected it: "item="stick", but
+// ep_000006's state has items ["tree" "tree"]"); an item no episode of
+// the run names is still rejected.
+func TestSkillItemMatchesItsRun(t *testing.T) {
+	states := map[string]StateFields{
+		EpisodeKey(1, "ep_000006"): {Call: "mine_ahead", Items: []string{"tree", "tree"}},
+		EpisodeKey(1, "ep_000007"): {Call: "craft", Items: []string{"tree", "wood", "wood"}},
+		EpisodeKey(1, "ep_000008"): {Call: "craft", Items: []string{"stick", "wood", "stick"}},
+	}
+	skill := func(item string) Candidate {
+		return Candidate{Kind: KindSkill, Name: "get_" + item, Trigger: map[string]string{"gui_open": "false", "item": item}, Steps: []string{"mine_ahead", "craft"},
+			Verify: "inv_ge " + item + " 2", Support: []Ref{{Life: 1, ID: "ep_000006"}, {Life: 1, ID: "ep_000007"}, {Life: 1, ID: "ep_000008"}}, Confidence: 0.75, Source: "inducer"}
+	}
+	k := Knowledge{Steps: map[string]bool{"mine_ahead": true, "craft": true}, States: states}
+	if acc, rej := CurateWith([]Candidate{skill("stick")}, k); len(acc) != 1 {
+		t.Errorf("get_stick: accepted %d, rejected %v", len(acc), reasons(rej))
+	}
+	if _, rej := CurateWith([]Candidate{skill("diamond")}, k); len(rej) != 1 || !strings.Contains(rej[0].Reason, `item="diamond"`) {
+		t.Errorf("get_diamond: rejected %v", reasons(rej))
+	}
+}

@@ -149,7 +149,7 @@ func TestPromptsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, p := range map[string]string{"PromptInduce": PromptInduce, "PromptCurate": PromptCurate} {
+	for name, p := range map[string]string{"PromptInduce": PromptInduce, "PromptCurate": PromptCurate, "PromptAdapt": PromptAdapt} {
 		if !strings.Contains(string(b), "```\n"+p+"```\n") {
 			t.Errorf("docs/CONSOLIDATE.md does not quote %s exactly in a code block", name)
 		}

@@ -121,6 +121,7 @@ func Monitor(s *episodes.Store, cfg Config) ([]Feedback, error) {
 		return nil, fmt.Errorf("monitor: %w", err)
 	}
 	var out []Feedback
+	run := readRunMilestones(s)
 	for _, l := range lives {
 		rows, err := l.AllRows()
 		if err != nil {
@@ -141,7 +142,7 @@ func Monitor(s *episodes.Store, cfg Config) ([]Feedback, error) {
 			if i+1 < len(rows) {
 				next, nextStart = &rows[i+1], starts[i+1]
 			}
-			out = append(out, feedbackOf(l, r, starts[i], next, nextStart, cfg))
+			out = append(out, feedbackOf(l, r, starts[i], next, nextStart, cfg, run))
 		}
 	}
 	return out, nil
@@ -162,7 +163,7 @@ func readSteps(dir string) []*episodes.State {
 // feedbackOf derives the feedback of episode r from its row, its files,
 // its start state and the next episode (whose start is r's end when r
 // records none).
-func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *episodes.Row, nextStart *episodes.State, cfg Config) Feedback {
+func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *episodes.Row, nextStart *episodes.State, cfg Config, run *runMilestones) Feedback {
 	dir := l.RowDir(&r)
 	oc, err := episodes.ReadOutcome(dir)
 	haveOutcome := err == nil
@@ -170,6 +171,7 @@ func feedbackOf(l episodes.Life, r episodes.Row, start *episodes.State, next *ep
 		oc = &episodes.Outcome{}
 	}
 	f := recordedFeedback(l, r, start, oc)
+	run.apply(&f)
 	if oc.Moved == nil && next != nil {
 		f.Moved = math.Round(math.Hypot(next.X-r.X, next.Z-r.Z)*100) / 100
 	}

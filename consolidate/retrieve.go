@@ -92,13 +92,19 @@ func Relevance(c Candidate, ctx Context) float64 {
 // never does worse than taking entries greedily by relevance per token.
 // The entries come out by relevance per token, highest first.
 func Retrieve(accepted []Candidate, ctx Context) []Candidate {
+	return RetrieveBy(accepted, ctx, Tokens)
+}
+
+// RetrieveBy is Retrieve with tokens(k) measured by tokens: the size of
+// the form the entries are shown in (eq. 7's tokens(k)).
+func RetrieveBy(accepted []Candidate, ctx Context, tokens func(Candidate) int) []Candidate {
 	var cs []Candidate
 	var ws []int
 	var vs []float64
 	for _, c := range accepted {
 		if r := Relevance(c, ctx); r > 0 {
 			cs = append(cs, c)
-			ws = append(ws, max(Tokens(c), 1))
+			ws = append(ws, max(tokens(c), 1))
 			vs = append(vs, r)
 		}
 	}
@@ -162,8 +168,16 @@ type UsageRecord struct {
 	Time    string   `json:"time"`
 	Context string   `json:"context"`
 	IDs     []string `json:"ids"`
-	Via     string   `json:"via"` // "mount" or "cli"
+	Via     string   `json:"via"` // "mount", "cli", ViaAdaptor or ViaUsed
 }
+
+// Via values of a usage record besides "mount" and "cli": ViaAdaptor is
+// an offer in a turn block (the Adaptor's retrieval), ViaUsed the plan
+// after it using offered entries (not a retrieval: it counts as Used).
+const (
+	ViaAdaptor = "adaptor"
+	ViaUsed    = "used"
+)
 
 // UsageFile is the retrieval history, relative to the store root (derived data).
 const UsageFile = Dir + "/usage.jsonl"
@@ -219,15 +233,20 @@ const MaxUsageLines = 5
 // retrievals (at most MaxUsageLines) appended to its usage history.
 func WithUsage(cs []Candidate, recs []UsageRecord) []Candidate {
 	by := map[string][]UsageRecord{}
+	used := map[string]int{}
 	for _, r := range recs {
 		for _, id := range r.IDs {
+			if r.Via == ViaUsed {
+				used[id]++
+				continue
+			}
 			by[id] = append(by[id], r)
 		}
 	}
 	out := make([]Candidate, len(cs))
 	for i, c := range cs {
 		rs := by[c.ID]
-		c.Retrieved = len(rs)
+		c.Retrieved, c.Used = len(rs), used[c.ID]
 		c.Usage = append([]string(nil), c.Usage...)
 		for _, r := range rs[max(0, len(rs)-MaxUsageLines):] {
 			c.Usage = append(c.Usage, fmt.Sprintf("retrieved %s for %s (%s)", r.Time, r.Context, r.Via))
@@ -302,7 +321,7 @@ func Markdown(c Candidate) string {
 	}
 	fmt.Fprintf(&b, "- support: %d occurrence(s), %d episode(s): %s\n", c.SupportCount, len(c.Support), strings.Join(refs, ", "))
 	fmt.Fprintf(&b, "- confidence: %.3f\n", c.Confidence)
-	if c.Retrieved > 0 || len(c.Usage) > 0 {
+	if c.Retrieved > 0 || c.Used > 0 || len(c.Usage) > 0 {
 		merged := 0
 		var rest []string
 		for _, u := range c.Usage {
@@ -313,6 +332,9 @@ func Markdown(c Candidate) string {
 			}
 		}
 		fmt.Fprintf(&b, "- usage: %d duplicate(s) merged, retrieved %d time(s)", merged, c.Retrieved)
+		if c.Used > 0 {
+			fmt.Fprintf(&b, ", used by the next plan %d time(s)", c.Used)
+		}
 		for _, u := range rest {
 			b.WriteString("; " + u)
 		}

@@ -136,14 +136,39 @@ func (r *Result) evolve(s *episodes.Store, cfg Config, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	retrieved := map[string]int{}
-	for _, u := range recs {
-		for _, id := range u.IDs {
-			retrieved[id]++
+	retrieved, used := usageCounts(recs)
+	r.K, r.KChanges = Evolve(r.K, r.Accepted, r.Rejected, KnownEpisodes(r.Feedback), retrieved, now)
+	// an entry's episodes are cited where they are now (after mfmd life
+	// new, in previous/)
+	prev := map[string]bool{}
+	for _, f := range r.Feedback {
+		prev[EpisodeKey(f.Life, f.Episode)] = f.Previous
+	}
+	for _, e := range r.K.Entries {
+		e.Used = used[e.ID]
+		for i, ref := range e.Support {
+			if p, ok := prev[EpisodeKey(ref.Life, ref.ID)]; ok {
+				e.Support[i].Previous = p
+			}
 		}
 	}
-	r.K, r.KChanges = Evolve(r.K, r.Accepted, r.Rejected, KnownEpisodes(r.Feedback), retrieved, now)
 	return nil
+}
+
+// usageCounts counts, by entry id, the retrievals of recs and the uses
+// (ViaUsed) apart.
+func usageCounts(recs []UsageRecord) (retrieved, used map[string]int) {
+	retrieved, used = map[string]int{}, map[string]int{}
+	for _, u := range recs {
+		for _, id := range u.IDs {
+			if u.Via == ViaUsed {
+				used[id]++
+			} else {
+				retrieved[id]++
+			}
+		}
+	}
+	return retrieved, used
 }
 
 // withUsage returns a copy of res whose accepted entries carry the usage history.

@@ -23,6 +23,7 @@ type blockBuilder struct {
 	reached   []task.Reached
 	episodes  []string
 	summaries map[string]string
+	memory    []string // the [MEMORY] section (adaptor.go)
 }
 
 func (b *blockBuilder) action(rec EntryRecord) {
@@ -79,6 +80,9 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 	}
 	for _, n := range b.notes {
 		fmt.Fprintf(&w, "[NOTE] %s\n", n)
+	}
+	for _, m := range b.memory {
+		fmt.Fprintln(&w, m)
 	}
 	if ent := entombed(st); ent != "" {
 		fmt.Fprintf(&w, "[NOTE] %s\n", ent)

@@ -34,6 +34,8 @@ type RunRecord struct {
 	// ReadsAfter are the memory reads no turn followed: during the last
 	// turn and after it (the notes written after the end).
 	ReadsAfter []MemoryRead `json:"reads_after,omitempty"`
+	// Consolidations are the consolidation passes run during the run (adaptor.go).
+	Consolidations []ConsolidationRecord `json:"consolidations,omitempty"`
 }
 
 // TaskRecord is the task as run.json keeps it.
@@ -79,6 +81,8 @@ type TurnRecord struct {
 	// ReadsBefore are the memory reads (the mount's access log) that
 	// came before this turn's plan, since the previous turn began.
 	ReadsBefore []MemoryRead `json:"reads_before,omitempty"`
+	// Memory is what the block offered after a failed call (adaptor.go).
+	Memory *MemoryOffer `json:"memory,omitempty"`
 }
 
 // EntryRecord is one plan entry's result.

@@ -53,6 +53,11 @@ type Options struct {
 	Logger     *slog.Logger
 	// Clock gives times (default time.Now).
 	Clock func() time.Time
+	// Adaptor is the memory inside the loop (adaptor.go): nil, none.
+	// ConsolidateEvery N > 0 has it consolidate after every N-th turn and
+	// at the end of the run; 0: never (offers only).
+	Adaptor          Adaptor
+	ConsolidateEvery int
 }
 
 // Session runs one task in one world. Its methods are safe for
@@ -181,7 +186,10 @@ func (s *Session) Run() RunRecord {
 func (s *Session) Stop(reason string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.end(reason)
+	if !s.closed {
+		s.end(reason)
+		s.consolidateAtStop()
+	}
 	return s.writeRun()
 }
 
@@ -400,6 +408,7 @@ func (s *Session) Act(ctx context.Context, src, source string) (string, *TurnRec
 	if key := entries[0].String(); s.gov.refuses(key, st0) {
 		return refuse(fmt.Errorf("governor: %s already finished %d times in a row here changing nothing; it is refused before it spends steps: change the plan", key, s.gov.count))
 	}
+	s.noteUse(entries)
 	t0 := s.opt.Clock()
 	turn := TurnRecord{ID: fmt.Sprintf("t%04d", len(s.run.Turns)+1), Source: source, Plan: strings.TrimSpace(src), Started: t0.UTC().Format(time.RFC3339Nano), StepsPlanned: total, StepBefore: st0.Step}
 	b := &blockBuilder{turn: &turn, before: st0}
@@ -452,6 +461,8 @@ func (s *Session) Act(ctx context.Context, src, source string) (string, *TurnRec
 	turn.Millis = s.opt.Clock().Sub(t0).Milliseconds()
 	s.run.StepsUsed = s.usedLocked()
 	s.run.Turns = append(s.run.Turns, turn)
+	s.adaptTurn(ctx, &s.run.Turns[len(s.run.Turns)-1], b, after, worldErr != nil || s.tracker.Done() || s.run.StepsUsed >= s.run.Budget)
+	turn = s.run.Turns[len(s.run.Turns)-1]
 	s.run.WallSeconds = round2(s.opt.Clock().Sub(s.started).Seconds())
 	switch {
 	case worldErr != nil:

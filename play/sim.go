@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"sort"
 
 	"github.com/mfm-project/mfm/harness"
 )
@@ -194,9 +195,14 @@ func (w *SimWorld) run(atom string, a Args) (Outcome, error) {
 			return Outcome{Note: fmt.Sprintf("no recipe for %q", item)}, last()
 		}
 		done := 0
+		ins := make([]string, 0, len(r.in))
+		for k := range r.in {
+			ins = append(ins, k)
+		}
+		sort.Strings(ins) // the first ingredient missing, the same every run
 		for ; done < n; done++ {
-			for k, v := range r.in {
-				if w.st.Inventory[k] < v {
+			for _, k := range ins {
+				if v := r.in[k]; w.st.Inventory[k] < v {
 					if err := last(); err != nil {
 						return Outcome{}, err
 					}

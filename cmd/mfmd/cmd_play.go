@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
 	mfmfs "github.com/mfm-project/mfm/fs"
 	"github.com/mfm-project/mfm/harness"
@@ -31,7 +32,7 @@ func init() {
 	register(&command{
 		name:    "play",
 		summary: "play a task: start the game, record into a store, serve mfmd act (and run an agent command per turn)",
-		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim]",
+		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim] [--consolidate-every N] [--adapt] [--llm-cmd CMD] [--static-k]",
 		run:     runPlay,
 	})
 }
@@ -56,6 +57,13 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	work := fl.String("work", ".", "the agent's work directory: the brief is written there as BRIEF.md and AGENTS.md")
 	world := fl.String("world", "luanti", "luanti (the real game, headless) or sim (a small simulated world, for trying the loop)")
 	linger := fl.Duration("linger", defaultLinger, "after the task ends (done or budget), keep the mount, mine/ and the socket (answering mfmd act that the task has ended) this long for the agent's notes, or until Ctrl-C; 0: stop at once (default with --agent-cmd, whose command gets one notes turn instead)")
+	// memory inside the loop (docs/CONSOLIDATE.md, "Inside the play loop")
+	consolidateEvery := fl.Int("consolidate-every", 0, "consolidate into the knowledge store mine/knowledge/ after every N turns and at the end of the run (0: off)")
+	adapt := fl.Bool("adapt", false, "after a failed call, offer the matching skills and remedies of the knowledge store in the turn block (on when --consolidate-every or --llm-cmd is given)")
+	memBudget := fl.Int("memory-budget", consolidate.DefaultOfferBudget, "token budget B of the memory offered in a turn block (eq. 7)")
+	llmCmd := fl.String("llm-cmd", "", "after a failed call, ask sh -c CMD (the Adaptor prompt on stdin, JSON on stdout) for a repaired plan suffix, shown checked and never run")
+	llmTimeout := fl.Duration("llm-timeout", consolidate.DefaultLLMTimeout, "bound on each --llm-cmd call")
+	staticK := fl.Bool("static-k", false, "freeze the knowledge store: read and offered from, never changed (the static-store ablation)")
 	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
@@ -172,7 +180,17 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		})
 		defer unmount()
 	}
-	sess, err := play.NewSession(play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget})
+	opts := play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, ConsolidateEvery: *consolidateEvery}
+	if *consolidateEvery > 0 || *adapt || *llmCmd != "" {
+		cfg := consolidate.DefaultConfig()
+		cfg.StaticK = *staticK
+		l := &consolidate.Loop{Store: store, Config: cfg, Budget: *memBudget}
+		if *llmCmd != "" {
+			l.LLM = &consolidate.LLM{Cmd: *llmCmd, Timeout: *llmTimeout}
+		}
+		opts.Adaptor = loopMemory{l}
+	}
+	sess, err := play.NewSession(opts)
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
