@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -34,6 +32,10 @@ type Config struct {
 	Objects  ObjectsConfig
 	// ShareMine ships mine/ files too (agents/NAME/mine/ for the others).
 	ShareMine bool
+	// CacheBytes bounds the local cache of other agents' episode files
+	// (store/.mfm/fleet/cache/; default DefaultCacheBytes): the least
+	// recently used files are removed past it.
+	CacheBytes int64
 	// Poll is how often the local index is checked for new episodes
 	// (default 10ms).
 	Poll   time.Duration
@@ -88,10 +90,11 @@ func Start(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(cacheDir), 0o755); err != nil {
+	cache, err := openFileCache(cacheDir, cfg.CacheBytes)
+	if err != nil {
 		cancel()
 		db.Close()
-		return nil, fmt.Errorf("fleet cache: %w", err)
+		return nil, err
 	}
 	n := &Node{cfg: cfg, db: db, obj: obj, cat: newCatalog(cfg.Agent), cancel: cancel}
 	n.ship, err = newShipper(cfg.Store, cfg.Agent, db, obj, cfg.Poll, cfg.ShareMine, cfg.Logger)
@@ -103,7 +106,7 @@ func Start(cfg Config) (*Node, error) {
 	n.ship.before = n.ensureSchema
 	n.follow = newFollower(db, cfg.Postgres, cfg.Agent, n.cat, cfg.Logger)
 	n.follow.before = n.ensureSchema
-	n.tree = &Tree{cat: n.cat, db: db, obj: obj, cacheDir: cacheDir}
+	n.tree = &Tree{cat: n.cat, db: db, obj: obj, cache: cache}
 	n.wg.Add(2)
 	go func() { defer n.wg.Done(); n.ship.run(ctx) }()
 	go func() { defer n.wg.Done(); n.follow.run(ctx) }()

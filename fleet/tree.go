@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,10 +24,10 @@ import (
 // Episode files are read from the object store once and then from a local
 // cache (shipped episodes never change).
 type Tree struct {
-	cat      *catalog
-	db       *pgxpool.Pool
-	obj      *objects
-	cacheDir string
+	cat   *catalog
+	db    *pgxpool.Pool
+	obj   *objects
+	cache *fileCache
 }
 
 var errNotExist = iofs.ErrNotExist
@@ -209,8 +206,8 @@ func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 // file reads an episode file from the local cache, or from the object
 // store into the cache.
 func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fileEntry) ([]byte, error) {
-	cp := filepath.Join(t.cacheDir, agent, episodes.LifeName(life), id, filepath.FromSlash(f.Path))
-	if b, err := os.ReadFile(cp); err == nil && int64(len(b)) == f.Size {
+	key := agent + "/" + episodes.LifeName(life) + "/" + id + "/" + f.Path
+	if b, ok := t.cache.get(key, f.Size); ok {
 		return b, nil
 	}
 	b, err := t.obj.get(ctx, t.obj.key(agent, life, id, f.Path))
@@ -220,12 +217,7 @@ func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fi
 	if int64(len(b)) != f.Size {
 		return nil, fmt.Errorf("agents/%s: %s/%s: the object store has %d bytes, the row says %d", agent, id, f.Path, len(b), f.Size)
 	}
-	if err := os.MkdirAll(filepath.Dir(cp), 0o755); err == nil {
-		tmp := cp + ".tmp-" + strconv.Itoa(os.Getpid())
-		if os.WriteFile(tmp, b, 0o444) == nil {
-			os.Rename(tmp, cp)
-		}
-	}
+	t.cache.put(key, b)
 	return b, nil
 }
 

@@ -39,6 +39,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	objectsEndpoint := fl.String("objects-endpoint", "", "S3 endpoint URL (default $AWS_ENDPOINT_URL)")
 	agent := fl.String("agent", "", "this agent's name in the shared memory (a-z 0-9 _ - .)")
 	shareMine := fl.Bool("share-mine", false, "share mine/ too, read-only to the others as agents/NAME/mine/")
+	cacheMB := fl.Int64("shared-cache-mb", fleet.DefaultCacheBytes>>20, "bound of the local cache of other agents' episode files, in MiB (least recently used files go first)")
 	fl.Usage = func() {
 		out := fl.Output()
 		fmt.Fprintf(out, "mfmd mount — %s\n\nUsage: mfmd mount %s\n\n", c.summary, c.usage)
@@ -71,7 +72,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeHooks()
 	if *shared != "" {
-		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine,
+		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine, CacheBytes: *cacheMB << 20,
 			Objects: fleet.ObjectsConfig{URL: *objectsURL, Endpoint: *objectsEndpoint}})
 		if err != nil {
 			return fail(stderr, "mount", err)
