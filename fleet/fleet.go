@@ -40,6 +40,13 @@ type Config struct {
 	// (default 10ms).
 	Poll   time.Duration
 	Logger *slog.Logger
+	// OnShipped, when set, is called after each of this agent's episodes
+	// is committed to the shared database (life, episode id), and
+	// OnFollowed after another agent's row has reached this node's
+	// agents/ tree (agent, life, episode id). They observe the path from
+	// episode to other mounts (benchmarks, tests); they must not block.
+	OnShipped  func(life int, id string)
+	OnFollowed func(agent string, life int, id string)
 }
 
 // Node is a running agent: shipper and follower, and the tree and
@@ -104,8 +111,10 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.ship.before = n.ensureSchema
+	n.ship.onShipped = cfg.OnShipped
 	n.follow = newFollower(db, cfg.Postgres, cfg.Agent, n.cat, cfg.Logger)
 	n.follow.before = n.ensureSchema
+	n.follow.onRow = cfg.OnFollowed
 	n.tree = &Tree{cat: n.cat, db: db, obj: obj, cache: cache}
 	n.wg.Add(2)
 	go func() { defer n.wg.Done(); n.ship.run(ctx) }()
