@@ -136,15 +136,8 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 	if len(pq.Actions) > 0 {
 		conds = append(conds, "action_kind = ANY("+arg(pq.Actions)+"::text[])")
 	}
-	if st := pq.Steps; st != nil {
-		conds = append(conds, "last_step >= "+arg(st.A), "first_step <= "+arg(st.B))
-	}
-	if n := pq.Near; n != nil {
-		conds = append(conds, "x BETWEEN "+arg(n.X-n.R)+" AND "+arg(n.X+n.R), "z BETWEEN "+arg(n.Z-n.R)+" AND "+arg(n.Z+n.R))
-		if n.ThreeD {
-			conds = append(conds, "y BETWEEN "+arg(n.Y-n.R)+" AND "+arg(n.Y+n.R))
-		}
-	}
+	ranges := rangeConds(pq, arg)
+	conds = append(conds, ranges...)
 	if y := pq.Y; y != nil {
 		if !math.IsInf(y.Min, 0) {
 			conds = append(conds, "y >= "+arg(y.Min))
@@ -175,6 +168,22 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 		return hits, nil
 	}
 	// Newest first, a page at a time, until Last rows pass the exact match.
+	// The planner walks the at index backwards and filters, which is fast
+	// when matches are spread over time; when a steps or near: range holds
+	// few rows they are read by the range's index and sorted instead (a
+	// range's matches can all be old: steps grow with time, and the walk
+	// would pass every newer row first).
+	if len(ranges) > 0 {
+		few, err := q.fewInRange(ctx, pq)
+		if err != nil {
+			return nil, err
+		}
+		if few {
+			// OFFSET 0 keeps the subquery whole: the outer conditions
+			// and the ORDER BY cannot reach into it and pick the walk.
+			sql = strings.Replace(sql, "FROM mfm_episodes", "FROM (SELECT * FROM mfm_episodes WHERE "+strings.Join(ranges, " AND ")+" OFFSET 0) rng", 1)
+		}
+	}
 	page := max(pq.Last*2, 64)
 	for off := 0; len(hits) < pq.Last; off += page {
 		// LIMIT and OFFSET as parameters keep the statement text stable,
@@ -192,6 +201,51 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 		hits[i], hits[j] = hits[j], hits[i]
 	}
 	return hits, nil
+}
+
+// rangeScanMax is the planner's estimate of rows in a steps or near:
+// range up to which a newest-first query reads the range by its index and
+// sorts, instead of walking back over time (a variable for the tests).
+var rangeScanMax = 20000.0
+
+// rangeConds are pq's steps and near: conditions in the form their GiST
+// indexes answer (supersets: query.Match decides exactly). A row's steps
+// are the range between its first and last step, whichever is smaller.
+func rangeConds(pq *query.Query, arg func(any) string) []string {
+	var out []string
+	if st := pq.Steps; st != nil {
+		out = append(out, stepsRange+" && int8range("+arg(st.A)+", "+arg(st.B)+", '[]')")
+	}
+	if n := pq.Near; n != nil {
+		out = append(out, "point(x, z) <@ box(point("+arg(n.X-n.R)+", "+arg(n.Z-n.R)+"), point("+arg(n.X+n.R)+", "+arg(n.Z+n.R)+"))")
+		if n.ThreeD {
+			out = append(out, "y BETWEEN "+arg(n.Y-n.R)+" AND "+arg(n.Y+n.R))
+		}
+	}
+	return out
+}
+
+// fewInRange reports whether the planner expects at most rangeScanMax
+// rows in pq's steps and near: ranges.
+func (q *Querier) fewInRange(ctx context.Context, pq *query.Query) (bool, error) {
+	var args []any
+	conds := rangeConds(pq, func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	})
+	var plan []byte
+	if err := q.db.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT 1 FROM mfm_episodes WHERE "+strings.Join(conds, " AND "), args...).Scan(&plan); err != nil {
+		return false, fmt.Errorf("query: the shared database did not answer: %w", err)
+	}
+	var v []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	if err := json.Unmarshal(plan, &v); err != nil || len(v) == 0 {
+		return false, fmt.Errorf("query: unreadable plan estimate (%v)", err)
+	}
+	return v[0].Plan.Rows <= rangeScanMax, nil
 }
 
 // collect runs sql and appends the rows that match pq exactly and are in
