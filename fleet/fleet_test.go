@@ -384,3 +384,67 @@ func TestLives(t *testing.T) {
 }
 
 func slicesSort(s []string) { sort.Strings(s) }
+
+// TestShipOnIndexWrite: an episode is shipped when its row is written to
+// index.jsonl, not at the next poll (here an hour away), and reaches the
+// other agent's tree through NOTIFY (OnShipped and OnFollowed report it).
+func TestShipOnIndexWrite(t *testing.T) {
+	tm := newTeam(t)
+	s, err := episodes.Init(filepath.Join(t.TempDir(), "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.OpenWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	shipped := make(chan string, 10)
+	followed := make(chan string, 10)
+	objs := ObjectsConfig{URL: tm.s3.URL("team"), Endpoint: tm.s3.Endpoint, Access: tm.s3.Access, Secret: tm.s3.Secret}
+	quiet := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
+	alice, err := Start(Config{Store: s, Agent: "alice", Postgres: tm.pg, Objects: objs, Poll: time.Hour, Logger: quiet,
+		OnShipped: func(life int, id string) { shipped <- id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(alice.Close)
+	bs, err := episodes.Init(filepath.Join(t.TempDir(), "bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := Start(Config{Store: bs, Agent: "bob", Postgres: tm.pg, Objects: objs, Poll: time.Hour, Logger: quiet,
+		OnFollowed: func(agent string, life int, id string) { followed <- agent + "/" + id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bob.Close)
+	<-alice.Ready()
+	<-bob.Ready()
+	// The first cycle (at start) found nothing; from now on only a write
+	// to index.jsonl can start one within the test's time.
+	waitFor(t, 10*time.Second, "alice's shipper idle", func() bool {
+		n, err := alice.ShipStatus()
+		return n == 0 && err == nil
+	})
+	id, err := fleettest.Episode(w, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ch   chan string
+		want string
+	}{{shipped, id}, {followed, "alice/" + id}} {
+		select {
+		case got := <-c.ch:
+			if got != c.want {
+				t.Fatalf("reported %s, want %s", got, c.want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s not reported within 20 s (the poll is an hour)", c.want)
+		}
+	}
+	if _, _, err := bob.Tree().Open(context.Background(), "alice/episodes/"+id+"/outcome.json"); err != nil {
+		t.Fatalf("bob's tree: %v", err)
+	}
+}

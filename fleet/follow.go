@@ -101,18 +101,9 @@ func (f *follower) listen(ctx context.Context) error {
 		if conn.IsClosed() {
 			return fmt.Errorf("listen connection closed")
 		}
-		// Drain announcements that are already here: one fetch serves them.
-		for {
-			dctx, dcancel := context.WithTimeout(ctx, time.Millisecond)
-			_, derr := conn.WaitForNotification(dctx)
-			dcancel()
-			if derr != nil {
-				break
-			}
-		}
-		if conn.IsClosed() {
-			return fmt.Errorf("listen connection closed")
-		}
+		// No waiting for more announcements before reading: each fetch
+		// reads every row past the cursor, so a burst costs a few empty
+		// reads (~0.2 ms each) rather than a delay on every row.
 		if err := f.fetch(ctx); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -104,8 +105,11 @@ func newShipper(store *episodes.Store, agent string, db *pgxpool.Pool, obj *obje
 }
 
 // run ships until ctx ends. Errors (a store down) are retried with backoff
-// from the same episode; nothing is skipped.
+// from the same episode; nothing is skipped. A write to the store's
+// index.jsonl (an episode's commit point) starts a cycle at once; the poll
+// is the backstop (and the only trigger where inotify is not had).
 func (s *shipper) run(ctx context.Context) {
+	wake := s.watchIndex(ctx)
 	var backoff time.Duration
 	for {
 		err := s.cycle(ctx)
@@ -129,12 +133,65 @@ func (s *shipper) run(ctx context.Context) {
 			}
 			backoff = 0
 		}
-		select {
-		case <-ctx.Done():
+		timer := time.NewTimer(wait)
+		if err != nil {
+			select { // a store is down: wait out the backoff
+			case <-ctx.Done():
+			case <-timer.C:
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+			case <-timer.C:
+			case <-wake:
+			}
+		}
+		timer.Stop()
+		if ctx.Err() != nil {
 			return
-		case <-time.After(wait):
 		}
 	}
+}
+
+// watchIndex returns a channel that receives when index.jsonl in the
+// store root is written or created; nil (never ready) when the store
+// cannot be watched. The watch ends with ctx.
+func (s *shipper) watchIndex(ctx context.Context) <-chan struct{} {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Debug("fleet: no inotify, shipping by polling", "err", err)
+		return nil
+	}
+	if err := w.Add(s.store.Root); err != nil {
+		w.Close()
+		s.log.Debug("fleet: store not watched, shipping by polling", "err", err)
+		return nil
+	}
+	wake := make(chan struct{}, 1)
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == episodes.IndexFileName && ev.Op&(fsnotify.Write|fsnotify.Create) != 0 {
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return wake
 }
 
 // cycle ships everything complete in the local store past the watermark.

@@ -92,17 +92,21 @@ func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
 		return nil, errNotExist
 	}
 	if len(rest) == 0 {
-		names := []string{}
-		if cur > 0 {
-			names = append(names, episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/")
-			if len(t.cat.lives(agent)) > 1 {
-				names = append(names, episodes.PreviousDir+"/")
+		// Listed when read: a lookup of agents/NAME (every path under it
+		// passes here) asks the database nothing more.
+		return &node{dir: true, list: func(ctx context.Context) ([]string, error) {
+			names := []string{}
+			if cur > 0 {
+				names = append(names, episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/")
+				if len(t.cat.lives(agent)) > 1 {
+					names = append(names, episodes.PreviousDir+"/")
+				}
 			}
-		}
-		if t.hasNotes(ctx, agent) {
-			names = append(names, "mine/")
-		}
-		return dirNode(names...), nil
+			if t.hasNotes(ctx, agent) {
+				names = append(names, "mine/")
+			}
+			return names, nil
+		}}, nil
 	}
 	switch rest[0] {
 	case "mine":
