@@ -110,6 +110,14 @@ func (c *fileCache) get(key string, size int64) ([]byte, bool) {
 	return b, true
 }
 
+// has reports whether key is held with size bytes (not a use).
+func (c *fileCache) has(key string, size int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.items[key]
+	return e != nil && e.Value.(*cacheItem).size == size
+}
+
 // put stores b as key and evicts the least recently used files past the
 // bound. A file larger than the whole bound is not kept. Errors writing
 // are not the reader's: the bytes were served, the cache just misses.
@@ -172,10 +180,13 @@ func (c *fileCache) remove(e *list.Element) {
 	c.total -= it.size
 	p := c.path(it.key)
 	os.Remove(p)
-	// Empty episode, life and agent directories go too (Remove fails on
-	// a directory that still holds files, which is what stops it).
-	for d := filepath.Dir(p); d != c.dir && strings.HasPrefix(d, c.dir); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
+	// Empty directories inside an episode go too (Remove fails on one
+	// that still holds files, which is what stops it); an agent's life
+	// directory and its episodes/ stay, since a view renderer holds the
+	// life directory open.
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		rel, err := filepath.Rel(c.dir, d)
+		if err != nil || strings.Count(filepath.ToSlash(rel), "/") < 3 || os.Remove(d) != nil {
 			break
 		}
 	}

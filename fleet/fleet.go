@@ -45,7 +45,12 @@ type Config struct {
 	// OnFollowed after another agent's row has reached this node's
 	// agents/ tree (agent, life, episode id). They observe the path from
 	// episode to other mounts (benchmarks, tests); they must not block.
-	OnShipped  func(life int, id string)
+	OnShipped func(life int, id string)
+	// Views, when set, serves views under agents/NAME/ as in a store's
+	// mount (frame views beside frames, episodes/<id>/sheet.png, map/…),
+	// each rendered by a renderer Views opens over the agent's life in
+	// the local file cache (the files a view needs are fetched first).
+	Views      ViewOpener
 	OnFollowed func(agent string, life int, id string)
 }
 
@@ -116,6 +121,9 @@ func Start(cfg Config) (*Node, error) {
 	n.follow.before = n.ensureSchema
 	n.follow.onRow = cfg.OnFollowed
 	n.tree = &Tree{cat: n.cat, db: db, obj: obj, cache: cache}
+	if cfg.Views != nil {
+		n.tree.views = &views{open: cfg.Views, by: map[string]ViewRenderer{}}
+	}
 	n.wg.Add(2)
 	go func() { defer n.wg.Done(); n.ship.run(ctx) }()
 	go func() { defer n.wg.Done(); n.follow.run(ctx) }()
@@ -174,5 +182,8 @@ func (n *Node) ShipStatus() (shipped int64, err error) {
 func (n *Node) Close() {
 	n.cancel()
 	n.wg.Wait()
+	if n.tree.views != nil {
+		n.tree.views.close()
+	}
 	n.db.Close()
 }

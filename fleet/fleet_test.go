@@ -145,7 +145,7 @@ func TestShareBetweenAgents(t *testing.T) {
 		t.Errorf("unknown agent: err %v, want not-exist", err)
 	}
 	// the frame is cached after the first read
-	cached := filepath.Join(bob.store.Root, ".mfm", "fleet", "cache", "alice", "life_1", "ep_000001", "observation", "image.png")
+	cached := filepath.Join(bob.store.Root, ".mfm", "fleet", "cache", "alice", "life_1", "episodes", "ep_000001", "observation", "image.png")
 	if _, err := os.Stat(cached); err != nil {
 		t.Errorf("frame not cached: %v", err)
 	}

@@ -28,6 +28,7 @@ type Tree struct {
 	db    *pgxpool.Pool
 	obj   *objects
 	cache *fileCache
+	views *views // nil: no views under agents/
 }
 
 var errNotExist = iofs.ErrNotExist
@@ -98,6 +99,9 @@ func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
 			names := []string{}
 			if cur > 0 {
 				names = append(names, episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/")
+				if t.views != nil {
+					names = append(names, mapDirName+"/")
+				}
 				if len(t.cat.lives(agent)) > 1 {
 					names = append(names, episodes.PreviousDir+"/")
 				}
@@ -139,9 +143,24 @@ func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
 // lifeNode resolves rest inside one life of agent.
 func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 	if len(rest) == 0 {
-		return dirNode(episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/"), nil
+		names := []string{episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir + "/"}
+		if t.views != nil {
+			names = append(names, mapDirName+"/")
+		}
+		return dirNode(names...), nil
 	}
 	switch rest[0] {
+	case mapDirName:
+		// map/: every name is a map view (none listed), as in a store's mount.
+		switch {
+		case t.views == nil:
+			return nil, errNotExist
+		case len(rest) == 1:
+			return dirNode(), nil
+		case len(rest) == 2 && viewName(rest[1]):
+			return t.viewNode(agent, life, "", mapDirName+"/"+rest[1]), nil
+		}
+		return nil, errNotExist
 	case episodes.IndexFileName:
 		if len(rest) > 1 {
 			return nil, errNotExist
@@ -202,15 +221,23 @@ func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 		}
 	}
 	if len(names) == 0 && rel != "" {
+		if viewName(rel) {
+			if n := t.viewNode(agent, life, id, episodes.EpisodesDir+"/"+id+"/"+rel); n != nil {
+				return n, nil
+			}
+		}
 		return nil, errNotExist
 	}
 	return dirNode(names...), nil
 }
 
+// mapDirName is the directory of map views in an agent's life.
+const mapDirName = "map"
+
 // file reads an episode file from the local cache, or from the object
 // store into the cache.
 func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fileEntry) ([]byte, error) {
-	key := agent + "/" + episodes.LifeName(life) + "/" + id + "/" + f.Path
+	key := episodeKey(agent, life, id, f.Path)
 	if b, ok := t.cache.get(key, f.Size); ok {
 		return b, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/fleet"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/view"
 )
 
 func init() {
@@ -73,6 +74,9 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	defer closeHooks()
 	if *shared != "" {
 		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine, CacheBytes: *cacheMB << 20,
+			Views: func(dir string) (fleet.ViewRenderer, error) {
+				return view.New(&episodes.Store{Root: dir}, view.DefaultLimits())
+			},
 			Objects: fleet.ObjectsConfig{URL: *objectsURL, Endpoint: *objectsEndpoint}})
 		if err != nil {
 			return fail(stderr, "mount", err)
