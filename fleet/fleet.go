@@ -108,7 +108,19 @@ func Start(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, db: db, obj: obj, cat: newCatalog(cfg.Agent), cancel: cancel}
+	indexDir, err := cfg.Store.MetaPath("fleet", "index")
+	if err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
+	cat, err := newCatalog(cfg.Agent, indexDir)
+	if err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
+	n := &Node{cfg: cfg, db: db, obj: obj, cat: cat, cancel: cancel}
 	n.ship, err = newShipper(cfg.Store, cfg.Agent, db, obj, cfg.Poll, cfg.ShareMine, cfg.Logger)
 	if err != nil {
 		cancel()
@@ -185,5 +197,6 @@ func (n *Node) Close() {
 	if n.tree.views != nil {
 		n.tree.views.close()
 	}
+	n.cat.close()
 	n.db.Close()
 }

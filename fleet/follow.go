@@ -151,7 +151,13 @@ func (f *follower) fetch(ctx context.Context) error {
 				f.log.Warn("fleet: shipped row with unreadable file list skipped", "agent", agent, "id", id, "err", err)
 				continue
 			}
-			if f.cat.add(agent, life, id, []byte(row), fl) && f.onRow != nil {
+			added, err := f.cat.add(agent, life, id, []byte(row), fl)
+			if err != nil {
+				delete(f.have, seq) // read again after the reconnect
+				rows.Close()
+				return fmt.Errorf("follow: %w", err)
+			}
+			if added && f.onRow != nil {
 				f.onRow(agent, life, id)
 			}
 		}
@@ -229,7 +235,15 @@ func (f *follower) reconcile(ctx context.Context) error {
 				return fmt.Errorf("follow: reconcile: %w", err)
 			}
 			var fl []fileEntry
-			if json.Unmarshal(files, &fl) == nil && f.cat.add(a.agent, a.life, id, []byte(row), fl) {
+			if json.Unmarshal(files, &fl) != nil {
+				continue
+			}
+			added, err := f.cat.add(a.agent, a.life, id, []byte(row), fl)
+			if err != nil {
+				r.Close()
+				return fmt.Errorf("follow: reconcile: %w", err)
+			}
+			if added {
 				f.log.Info("fleet: row found by reconcile", "agent", a.agent, "life", a.life, "id", id)
 				if f.onRow != nil {
 					f.onRow(a.agent, a.life, id)
