@@ -24,7 +24,9 @@ func TestCatalogIndexFile(t *testing.T) {
 		{"reversed", []int{4, 3, 2, 1}},
 		{"first late, repeated", []int{2, 3, 3, 1, 2, 4}},
 	}
-	row := func(n int) []byte { return []byte(fmt.Sprintf(`{"id": "%s", "n": %d}`, episodes.EpisodeID(int64(n)), n)) }
+	row := func(n int) []byte {
+		return []byte(fmt.Sprintf(`{"id": "%s", "n": %d}`, episodes.EpisodeID(int64(n)), n))
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "index")
