@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -233,6 +234,13 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 		<-a.node.Ready()
 	}
 	loadTime := time.Since(st)
+	// What the followers hold in memory: the process's live heap after a
+	// collection, per follower and shared row (each holds every other
+	// agent's rows; the history dominates).
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	heapPerRow := float64(mem.HeapAlloc) / float64(k) / float64(max(1, len(hist)*len(hist[0])))
 	mnt := filepath.Join(root, "mnt0")
 	os.Mkdir(mnt, 0o755)
 	mctx, mcancel := context.WithCancel(ctx)
@@ -330,8 +338,8 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 	hookMu.Unlock()
 	var rows int
 	conn.QueryRow(ctx, `SELECT count(*) FROM mfm_episodes`).Scan(&rows)
-	fmt.Printf("## %d agents recording at once (%d episodes recorded by the observed agents, %d shared rows at the end; history seeded in %v, loaded by each follower in %v)\n\n",
-		k, len(closes), rows, seedTime.Round(time.Millisecond), loadTime.Round(time.Millisecond))
+	fmt.Printf("## %d agents recording at once (%d episodes recorded by the observed agents, %d shared rows at the end; history seeded in %v, loaded by each follower in %v; live heap after the load %.0f MB, %.0f bytes per follower and row)\n\n",
+		k, len(closes), rows, seedTime.Round(time.Millisecond), loadTime.Round(time.Millisecond), float64(mem.HeapAlloc)/1e6, heapPerRow)
 	fmt.Println("| episode close -> | p50 | p99 | max |")
 	fmt.Println("| --- | --- | --- | --- |")
 	for _, r := range []struct {
