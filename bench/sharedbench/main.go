@@ -194,6 +194,9 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 	var hookMu sync.Mutex
 	committed := map[string]time.Time{}
 	followed := map[string]time.Time{}
+	runtime.GC()
+	var mem0 runtime.MemStats
+	runtime.ReadMemStats(&mem0) // before the nodes: the history and the rest of the bench
 	agents := make([]*agent, k)
 	for i := range agents {
 		name := fmt.Sprintf("a%d", i)
@@ -234,13 +237,14 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 		<-a.node.Ready()
 	}
 	loadTime := time.Since(st)
-	// What the followers hold in memory: the process's live heap after a
-	// collection, per follower and shared row (each holds every other
-	// agent's rows; the history dominates).
+	// What the followers hold in memory: the live heap the nodes added,
+	// per follower and shared row (each holds every other agent's rows;
+	// the history dominates).
 	runtime.GC()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
-	heapPerRow := float64(mem.HeapAlloc) / float64(k) / float64(max(1, len(hist)*len(hist[0])))
+	held := float64(mem.HeapAlloc) - float64(mem0.HeapAlloc)
+	heapPerRow := held / float64(k) / float64(max(1, len(hist)*len(hist[0])))
 	mnt := filepath.Join(root, "mnt0")
 	os.Mkdir(mnt, 0o755)
 	mctx, mcancel := context.WithCancel(ctx)
@@ -338,8 +342,8 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 	hookMu.Unlock()
 	var rows int
 	conn.QueryRow(ctx, `SELECT count(*) FROM mfm_episodes`).Scan(&rows)
-	fmt.Printf("## %d agents recording at once (%d episodes recorded by the observed agents, %d shared rows at the end; history seeded in %v, loaded by each follower in %v; live heap after the load %.0f MB, %.0f bytes per follower and row)\n\n",
-		k, len(closes), rows, seedTime.Round(time.Millisecond), loadTime.Round(time.Millisecond), float64(mem.HeapAlloc)/1e6, heapPerRow)
+	fmt.Printf("## %d agents recording at once (%d episodes recorded by the observed agents, %d shared rows at the end; history seeded in %v, loaded by each follower in %v; the nodes' live heap after the load %.0f MB, %.0f bytes per follower and row)\n\n",
+		k, len(closes), rows, seedTime.Round(time.Millisecond), loadTime.Round(time.Millisecond), held/1e6, heapPerRow)
 	fmt.Println("| episode close -> | p50 | p99 | max |")
 	fmt.Println("| --- | --- | --- | --- |")
 	for _, r := range []struct {
