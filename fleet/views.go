@@ -128,3 +128,97 @@ func viewName(name string) bool {
 	}
 	return false
 }
+
+// LocalViewer is the mount's viewer of the agent's own store (fs.Viewer
+// has this shape; view.Viewer satisfies it).
+type LocalViewer interface {
+	View(ctx context.Context, rel string) ([]byte, bool, error)
+	Sheet(ctx context.Context, frames, labels []string) ([]byte, error)
+	Grammar() string
+}
+
+// Viewer wraps the mount's viewer so contact sheets take other agents'
+// frames too: a frame under agents/NAME/ (a query's match, agent:NAME or
+// agent:all) is fetched into the file cache, inside the store, and drawn
+// from there. Everything else goes to local unchanged.
+func (n *Node) Viewer(local LocalViewer) *SharedViewer {
+	rel, err := filepath.Rel(n.cfg.Store.Root, n.tree.cache.dir)
+	if err != nil || !filepath.IsLocal(rel) {
+		rel = ""
+	}
+	return &SharedViewer{LocalViewer: local, tree: n.tree, cacheRel: filepath.ToSlash(rel)}
+}
+
+// SharedViewer is a LocalViewer whose sheets can show other agents'
+// frames (Node.Viewer).
+type SharedViewer struct {
+	LocalViewer
+	tree     *Tree
+	cacheRel string // the file cache, relative to the store root
+}
+
+// Stable forwards to the local viewer when it tells stable views apart
+// (fs.StableViewer), and is false otherwise.
+func (v *SharedViewer) Stable(rel string) bool {
+	if s, ok := v.LocalViewer.(interface{ Stable(string) bool }); ok {
+		return s.Stable(rel)
+	}
+	return false
+}
+
+// Sheet renders frames as the local viewer does, with frames under
+// agents/ read from the file cache; one that cannot be fetched is drawn
+// as missing.
+func (v *SharedViewer) Sheet(ctx context.Context, frames, labels []string) ([]byte, error) {
+	out := make([]string, len(frames))
+	for i, f := range frames {
+		out[i] = f
+		if v.cacheRel == "" || !strings.HasPrefix(f, TreeName+"/") {
+			continue
+		}
+		out[i] = "agents-frame-unavailable/" + f
+		if key, ok := v.tree.fetchFrame(ctx, strings.TrimPrefix(f, TreeName+"/")); ok {
+			out[i] = v.cacheRel + "/" + key
+		}
+	}
+	return v.LocalViewer.Sheet(ctx, out, labels)
+}
+
+// fetchFrame brings the episode file at p (NAME/[previous/life_N/]
+// episodes/<id>/<path>) into the cache and returns its cache key.
+func (t *Tree) fetchFrame(ctx context.Context, p string) (string, bool) {
+	parts := strings.Split(p, "/")
+	if len(parts) < 4 {
+		return "", false
+	}
+	agent, rest := parts[0], parts[1:]
+	life := t.cat.currentLife(agent)
+	if rest[0] == episodes.PreviousDir && len(rest) > 2 {
+		l, ok := episodes.ParseLifeName(rest[1])
+		if !ok {
+			return "", false
+		}
+		life, rest = l, rest[2:]
+	}
+	if len(rest) < 3 || rest[0] != episodes.EpisodesDir {
+		return "", false
+	}
+	id, rel := rest[1], strings.Join(rest[2:], "/")
+	ep := t.cat.episode(agent, life, id)
+	if ep == nil {
+		return "", false
+	}
+	for _, f := range ep.files {
+		if f.Path == rel {
+			key := episodeKey(agent, life, id, f.Path)
+			if t.cache.has(key, f.Size) {
+				return key, true
+			}
+			if _, err := t.file(ctx, agent, life, id, f); err != nil || !t.cache.has(key, f.Size) {
+				return "", false
+			}
+			return key, true
+		}
+	}
+	return "", false
+}

@@ -122,6 +122,33 @@ func TestAgentViews(t *testing.T) {
 	if err != nil || !contains(names, "map/") {
 		t.Errorf("agents/alice lists %v (err %v), want map/", names, err)
 	}
+	// A query's sheet through the mount's viewer: alice's frame is drawn
+	// (red pixels), an unknown one is a placeholder (none).
+	local, err := view.New(bob.cfg.Store, view.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	sv := bob.Viewer(local)
+	for _, c := range []struct {
+		frame string
+		red   bool
+	}{
+		{"agents/alice/episodes/" + id + "/observation/image.png", true},
+		{"agents/alice/episodes/ep_999999/observation/image.png", false},
+	} {
+		b, err := sv.Sheet(ctx, []string{c.frame}, []string{"x"})
+		if err != nil {
+			t.Fatalf("sheet of %s: %v", c.frame, err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hasColor(img, 200, 10, 10); got != c.red {
+			t.Errorf("sheet of %s: frame's red drawn %v, want %v", c.frame, got, c.red)
+		}
+	}
 	if _, _, err := carol.Tree().Open(ctx, "alice/episodes/"+id+"/sheet.png"); !errors.Is(err, iofs.ErrNotExist) {
 		t.Errorf("a node without views serves sheet.png: err %v", err)
 	}
@@ -131,6 +158,19 @@ func contains(s []string, x string) bool {
 	for _, v := range s {
 		if v == x {
 			return true
+		}
+	}
+	return false
+}
+
+func hasColor(img image.Image, r, g, b uint32) bool {
+	bd := img.Bounds()
+	for y := bd.Min.Y; y < bd.Max.Y; y++ {
+		for x := bd.Min.X; x < bd.Max.X; x++ {
+			pr, pg, pb, _ := img.At(x, y).RGBA()
+			if pr>>8 == r && pg>>8 == g && pb>>8 == b {
+				return true
+			}
 		}
 	}
 	return false

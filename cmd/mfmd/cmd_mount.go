@@ -87,6 +87,9 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		}
 		hooks.Trees[fleet.TreeName] = node.Tree()
 		hooks.Querier = node.Querier(hooks.Querier)
+		if hooks.Viewer != nil {
+			hooks.Viewer = node.Viewer(hooks.Viewer)
+		}
 	} else if hooks.Querier != nil {
 		hooks.Querier = fleet.RefuseAgents(hooks.Querier)
 	}
