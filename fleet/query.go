@@ -173,8 +173,9 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 	// few rows they are read by the range's index and sorted instead (a
 	// range's matches can all be old: steps grow with time, and the walk
 	// would pass every newer row first).
+	page := max(pq.Last*2, 64)
 	if len(ranges) > 0 {
-		few, err := q.fewInRange(ctx, pq)
+		few, err := q.fewInRange(ctx, pq, page)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +185,6 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 			sql = strings.Replace(sql, "FROM mfm_episodes", "FROM (SELECT * FROM mfm_episodes WHERE "+strings.Join(ranges, " AND ")+" OFFSET 0) rng", 1)
 		}
 	}
-	page := max(pq.Last*2, 64)
 	for off := 0; len(hits) < pq.Last; off += page {
 		// LIMIT and OFFSET as parameters keep the statement text stable,
 		// so the connection's prepared statement is reused.
@@ -208,16 +208,17 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 // sorts, instead of walking back over time (a variable for the tests).
 var rangeScanMax = 20000.0
 
-// rangeConds are pq's steps and near: conditions in the form their GiST
-// indexes answer (supersets: query.Match decides exactly). A row's steps
-// are the range between its first and last step, whichever is smaller.
+// rangeConds are pq's steps and near: conditions in the form their
+// indexes answer (supersets: query.Match decides exactly): a row's steps
+// as a range (GiST), its x and z (btree, whose column statistics give
+// the planner true estimates of a box).
 func rangeConds(pq *query.Query, arg func(any) string) []string {
 	var out []string
 	if st := pq.Steps; st != nil {
 		out = append(out, stepsRange+" && int8range("+arg(st.A)+", "+arg(st.B)+", '[]')")
 	}
 	if n := pq.Near; n != nil {
-		out = append(out, "point(x, z) <@ box(point("+arg(n.X-n.R)+", "+arg(n.Z-n.R)+"), point("+arg(n.X+n.R)+", "+arg(n.Z+n.R)+"))")
+		out = append(out, "x BETWEEN "+arg(n.X-n.R)+" AND "+arg(n.X+n.R), "z BETWEEN "+arg(n.Z-n.R)+" AND "+arg(n.Z+n.R))
 		if n.ThreeD {
 			out = append(out, "y BETWEEN "+arg(n.Y-n.R)+" AND "+arg(n.Y+n.R))
 		}
@@ -225,9 +226,16 @@ func rangeConds(pq *query.Query, arg func(any) string) []string {
 	return out
 }
 
-// fewInRange reports whether the planner expects at most rangeScanMax
-// rows in pq's steps and near: ranges.
-func (q *Querier) fewInRange(ctx context.Context, pq *query.Query) (bool, error) {
+// fewInRange reports whether pq's range is better read by its index and
+// sorted than found by the walk back over time, for a page of page rows.
+// A steps: range is read by its index whenever the planner expects at
+// most rangeScanMax rows in it: steps grow with time, so its matches are
+// bunched in time and the walk may pass every newer row first. A near:
+// box alone is read by its index when it is also smaller than the walk is
+// expected to be (page × table rows / box rows, were its rows spread over
+// time): a place visited once long ago is read directly, a place visited
+// all along is found by the walk.
+func (q *Querier) fewInRange(ctx context.Context, pq *query.Query, page int) (bool, error) {
 	var args []any
 	conds := rangeConds(pq, func(v any) string {
 		args = append(args, v)
@@ -245,7 +253,18 @@ func (q *Querier) fewInRange(ctx context.Context, pq *query.Query) (bool, error)
 	if err := json.Unmarshal(plan, &v); err != nil || len(v) == 0 {
 		return false, fmt.Errorf("query: unreadable plan estimate (%v)", err)
 	}
-	return v[0].Plan.Rows <= rangeScanMax, nil
+	r := v[0].Plan.Rows
+	if r > rangeScanMax {
+		return false, nil
+	}
+	if pq.Steps != nil {
+		return true, nil
+	}
+	var total float64
+	if err := q.db.QueryRow(ctx, `SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'mfm_episodes'::regclass`).Scan(&total); err != nil {
+		return false, fmt.Errorf("query: the shared database did not answer: %w", err)
+	}
+	return r*r <= float64(page)*total, nil
 }
 
 // collect runs sql and appends the rows that match pq exactly and are in

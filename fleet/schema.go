@@ -48,7 +48,6 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_words ON mfm_episodes USING gin (words) WITH (fastupdate = off)`,
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_xz ON mfm_episodes (x, z)`,
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_steps ON mfm_episodes USING gist (` + stepsRange + `)`,
-	`CREATE INDEX IF NOT EXISTS mfm_episodes_point ON mfm_episodes USING gist (point(x, z))`,
 	`CREATE TABLE IF NOT EXISTS mfm_grid (
 		agent text NOT NULL,
 		life int NOT NULL,
