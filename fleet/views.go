@@ -100,8 +100,12 @@ func (t *Tree) viewNode(agent string, life int, id, rel string) *node {
 			if err != nil {
 				return nil, err
 			}
-			t.cache.put(lifeKey(agent, life)+"/"+episodes.IndexFileName, idx)
-			t.cache.put(lifeKey(agent, life)+"/"+episodes.GridFileName, grid)
+			// Both only grow, so a copy of the same size is the same.
+			for name, b := range map[string][]byte{episodes.IndexFileName: idx, episodes.GridFileName: grid} {
+				if key := lifeKey(agent, life) + "/" + name; !t.cache.has(key, int64(len(b))) {
+					t.cache.put(key, b)
+				}
+			}
 		}
 		key := lifeKey(agent, life)
 		r, err := t.views.renderer(t.cache.path(key), key)
