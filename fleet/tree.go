@@ -19,10 +19,11 @@ import (
 // Tree serves the other agents' shipped memory read-only under agents/
 // (it satisfies fs.VirtualTree): agents/NAME/ has the layout of a store —
 // index.jsonl, grid.jsonl, episodes/<id>/…, previous/life_N/… for earlier
-// lives, and mine/ when NAME shares its notes. Only rows whose files were
-// all stored are in the database, so every listed episode is complete.
-// Episode files are read from the object store once and then from a local
-// cache (shipped episodes never change).
+// lives, mine/ when NAME shares its notes, and with Config.Views the views
+// beside frames, episodes/<id>/sheet.png and map/ (views.go). Only rows
+// whose files were all stored are in the database, so every listed
+// episode is complete. Episode files are read from the object store once
+// and then from a bounded local cache (shipped episodes never change).
 type Tree struct {
 	cat   *catalog
 	db    *pgxpool.Pool
