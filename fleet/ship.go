@@ -390,6 +390,15 @@ func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes
 	if err != nil {
 		return err
 	}
+	// The current life's files are read by their paths in the store root:
+	// had NewLife moved the life to previous/ meanwhile, those paths could
+	// be the next life's episode and grid. The next cycle ships it from
+	// previous/ (PUTting its own files over what went up here).
+	if l.Current {
+		if cur, cerr := s.store.CurrentLife(); cerr != nil || cur.N != l.N {
+			return errLifeMoved
+		}
+	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	fj, _ := json.Marshal(files)
 	if files == nil {
