@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -446,5 +447,47 @@ func TestShipOnIndexWrite(t *testing.T) {
 	}
 	if _, _, err := bob.Tree().Open(context.Background(), "alice/episodes/"+id+"/outcome.json"); err != nil {
 		t.Fatalf("bob's tree: %v", err)
+	}
+}
+
+// TestNewLifeMidShip: a life that moves to previous/ while one of its
+// episodes is being shipped (here: between reading the row and reading the
+// files, and the next life already has an episode of the same id) is
+// shipped with its own files, not the next life's.
+func TestNewLifeMidShip(t *testing.T) {
+	tm := newTeam(t)
+	alice, bob := tm.agent("alice", false), tm.agent("bob", false)
+	alice.node.Close() // restarted below with the hook
+	var once sync.Once
+	alice.node = nil
+	node, err := Start(Config{Store: alice.store, Agent: "alice", Postgres: tm.pg,
+		Objects: ObjectsConfig{URL: tm.s3.URL("team"), Endpoint: tm.s3.Endpoint, Access: tm.s3.Access, Secret: tm.s3.Secret},
+		Logger:  slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice.node = node
+	node.ship.beforeEpisode = func(life int, id string) {
+		if life == 1 && id == "ep_000001" {
+			once.Do(func() {
+				// The life moves on and its successor records ep_000000
+				// and ep_000001 before this episode's files are read.
+				if _, err := alice.w.NewLife(); err != nil {
+					t.Error(err)
+				}
+				alice.record(t, 2)
+			})
+		}
+	}
+	alice.record(t, 2)
+	waitFor(t, 20*time.Second, "both lives shipped", func() bool {
+		return bob.node.cat.count("alice", 1) == 2 && bob.node.cat.count("alice", 2) == 2
+	})
+	ctx := context.Background()
+	for _, rel := range []string{"previous/life_1/episodes/ep_000001/observation/image.png", "episodes/ep_000001/observation/image.png"} {
+		got, _, err := bob.node.Tree().Open(ctx, "alice/"+rel)
+		if err != nil || !bytes.Equal(got, readLocal(t, alice.store, rel)) {
+			t.Errorf("agents/alice/%s: %d bytes, err %v: not alice's", rel, len(got), err)
+		}
 	}
 }

@@ -65,6 +65,9 @@ type shipper struct {
 	shipped int64 // episodes inserted by this process
 	// onShipped, when set, is called after each episode's row is committed.
 	onShipped func(life int, id string)
+	// beforeEpisode, when set (tests), runs before an episode's files are
+	// read.
+	beforeEpisode func(life int, id string)
 	// before runs at the start of each cycle (creates the schema).
 	before func(context.Context) error
 }
@@ -371,6 +374,9 @@ func (s *shipper) putFiles(ctx context.Context, l episodes.Life, id, dir string)
 // shipEpisode puts the episode's files, then inserts its row (ignored when
 // the row is there already) and announces it in the same transaction.
 func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes.Row, m *lifeMark) error {
+	if s.beforeEpisode != nil {
+		s.beforeEpisode(l.N, row.ID)
+	}
 	files, err := s.putFiles(ctx, l, row.ID, l.EpisodeDir(row.ID))
 	if errors.Is(err, fs.ErrNotExist) {
 		if cur, cerr := s.store.CurrentLife(); l.Current && (cerr != nil || cur.N != l.N) {
