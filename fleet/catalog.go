@@ -2,17 +2,25 @@ package fleet
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
 	"github.com/mfm-project/mfm/episodes"
 )
 
-// catalog is this mount's copy of the other agents' shipped rows, kept in
-// memory and fed by the follower. Rows are immutable once shipped, so it
-// only grows.
+// catalog is this mount's directory of the other agents' shipped rows,
+// fed by the follower. Rows are immutable once shipped, so it only grows.
+// What it holds in memory per row is the episode id, its number and its
+// file list (~100–300 bytes); the rows themselves (index.jsonl of each
+// agent's life, the bulk) are kept in files under dir, written as rows
+// arrive and read when index.jsonl is read.
 type catalog struct {
 	self   string // this agent, never held
+	dir    string // one index file per agent and life
 	mu     sync.RWMutex
 	agents map[string]*agentView
 }
@@ -23,22 +31,48 @@ type agentView struct {
 }
 
 type lifeView struct {
-	ids   []string // episode ids in id order
-	eps   map[string]*episodeView
-	index []byte // index.jsonl: the rows in id order, one per line
+	ids  []string // episode ids in id order
+	eps  map[string]*episodeView
+	path string   // index.jsonl: the rows in id order, one per line
+	size int64    // bytes of path that are complete rows
+	f    *os.File // path, open for appending
 }
 
 type episodeView struct {
 	num   int64
-	row   []byte
 	files []fileEntry
 }
 
-func newCatalog(self string) *catalog { return &catalog{self: self, agents: map[string]*agentView{}} }
+// newCatalog returns an empty catalog keeping its index files in dir
+// (emptied first: the follower loads every row again at start).
+func newCatalog(self, dir string) (*catalog, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("fleet catalog: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("fleet catalog: %w", err)
+	}
+	return &catalog{self: self, dir: dir, agents: map[string]*agentView{}}, nil
+}
+
+// close closes the index files.
+func (c *catalog) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.agents {
+		for _, l := range a.lives {
+			if l.f != nil {
+				l.f.Close()
+				l.f = nil
+			}
+		}
+	}
+}
 
 // add records a shipped row; a row already present is ignored. It reports
-// whether the row was new.
-func (c *catalog) add(agent string, life int, id string, row []byte, files []fileEntry) bool {
+// whether the row was new; an error is a local index file that could not
+// be written (the row is then not added, and the follower retries).
+func (c *catalog) add(agent string, life int, id string, row []byte, files []fileEntry) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a := c.agents[agent]
@@ -48,33 +82,70 @@ func (c *catalog) add(agent string, life int, id string, row []byte, files []fil
 	}
 	l := a.lives[life]
 	if l == nil {
-		l = &lifeView{eps: map[string]*episodeView{}}
+		l = &lifeView{eps: map[string]*episodeView{}, path: filepath.Join(c.dir, agent+"."+episodes.LifeName(life)+".jsonl")}
+		f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return false, fmt.Errorf("fleet catalog: %w", err)
+		}
+		l.f = f
 		a.lives[life] = l
 	}
 	if l.eps[id] != nil {
-		return false
+		return false, nil
 	}
 	num, _ := episodes.ParseEpisodeID(id)
-	l.eps[id] = &episodeView{num: num, row: row, files: files}
+	line := append(append(make([]byte, 0, len(row)+1), row...), '\n')
+	n := len(l.ids)
+	if n == 0 || l.eps[l.ids[n-1]].num < num {
+		if _, err := l.f.Write(line); err != nil {
+			// A short write leaves a partial line past size: cut it.
+			l.f.Truncate(l.size)
+			l.f.Seek(l.size, io.SeekStart)
+			return false, fmt.Errorf("fleet catalog: %w", err)
+		}
+		l.size += int64(len(line))
+	} else if err := l.insert(sort.Search(n, func(i int) bool { return l.eps[l.ids[i]].num > num }), line); err != nil {
+		// Out of order (rows committed out of seq order).
+		return false, err
+	}
+	i := sort.Search(n, func(i int) bool { return l.eps[l.ids[i]].num > num })
+	l.ids = append(l.ids[:i], append([]string{id}, l.ids[i:]...)...)
+	l.eps[id] = &episodeView{num: num, files: files}
 	if life > a.max {
 		a.max = life
 	}
-	n := len(l.ids)
-	if n == 0 || l.eps[l.ids[n-1]].num < num {
-		l.ids = append(l.ids, id)
-		l.index = append(append(l.index, row...), '\n')
-		return true
+	return true, nil
+}
+
+// insert rewrites the index file with line as its i-th row: a new file
+// renamed over the old one, so a reader holding the old one reads it whole.
+func (l *lifeView) insert(i int, line []byte) error {
+	old, err := os.ReadFile(l.path)
+	if err != nil {
+		return fmt.Errorf("fleet catalog: %w", err)
 	}
-	// Out of order (rows committed out of seq order): insert and rebuild.
-	i := sort.Search(n, func(i int) bool { return l.eps[l.ids[i]].num > num })
-	l.ids = append(l.ids[:i], append([]string{id}, l.ids[i:]...)...)
-	var b bytes.Buffer
-	for _, x := range l.ids {
-		b.Write(l.eps[x].row)
-		b.WriteByte('\n')
+	old = old[:l.size]
+	at := 0
+	for range i {
+		at += bytes.IndexByte(old[at:], '\n') + 1
 	}
-	l.index = b.Bytes()
-	return true
+	b := make([]byte, 0, len(old)+len(line))
+	b = append(append(append(b, old[:at]...), line...), old[at:]...)
+	tmp := l.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("fleet catalog: %w", err)
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("fleet catalog: %w", err)
+	}
+	if err := os.Rename(tmp, l.path); err != nil {
+		f.Close()
+		return fmt.Errorf("fleet catalog: %w", err)
+	}
+	l.f.Close()
+	l.f, l.size = f, int64(len(b))
+	return nil
 }
 
 // count is the number of rows held for agent's life.
@@ -125,17 +196,29 @@ func (c *catalog) lives(agent string) []int {
 	return out
 }
 
-// indexBytes is agent's life's index.jsonl (shared, never modified: the
-// slice is capped at its length).
+// indexBytes is agent's life's index.jsonl, read from its file.
 func (c *catalog) indexBytes(agent string, life int) ([]byte, bool) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	a := c.agents[agent]
 	if a == nil || a.lives[life] == nil {
+		c.mu.RUnlock()
 		return nil, false
 	}
-	b := a.lives[life].index
-	return b[:len(b):len(b)], true
+	l := a.lives[life]
+	// Opened under the lock, so no rewrite comes between: the first size
+	// bytes of the file opened are complete rows, whatever is appended.
+	f, err := os.Open(l.path)
+	size := l.size
+	c.mu.RUnlock()
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 // ids lists the episode ids of agent's life, in order.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,7 +146,7 @@ func TestShareBetweenAgents(t *testing.T) {
 		t.Errorf("unknown agent: err %v, want not-exist", err)
 	}
 	// the frame is cached after the first read
-	cached := filepath.Join(bob.store.Root, ".mfm", "fleet", "cache", "alice", "life_1", "ep_000001", "observation", "image.png")
+	cached := filepath.Join(bob.store.Root, ".mfm", "fleet", "cache", "alice", "life_1", "episodes", "ep_000001", "observation", "image.png")
 	if _, err := os.Stat(cached); err != nil {
 		t.Errorf("frame not cached: %v", err)
 	}
@@ -384,3 +385,109 @@ func TestLives(t *testing.T) {
 }
 
 func slicesSort(s []string) { sort.Strings(s) }
+
+// TestShipOnIndexWrite: an episode is shipped when its row is written to
+// index.jsonl, not at the next poll (here an hour away), and reaches the
+// other agent's tree through NOTIFY (OnShipped and OnFollowed report it).
+func TestShipOnIndexWrite(t *testing.T) {
+	tm := newTeam(t)
+	s, err := episodes.Init(filepath.Join(t.TempDir(), "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.OpenWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	shipped := make(chan string, 10)
+	followed := make(chan string, 10)
+	objs := ObjectsConfig{URL: tm.s3.URL("team"), Endpoint: tm.s3.Endpoint, Access: tm.s3.Access, Secret: tm.s3.Secret}
+	quiet := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
+	alice, err := Start(Config{Store: s, Agent: "alice", Postgres: tm.pg, Objects: objs, Poll: time.Hour, Logger: quiet,
+		OnShipped: func(life int, id string) { shipped <- id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(alice.Close)
+	bs, err := episodes.Init(filepath.Join(t.TempDir(), "bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := Start(Config{Store: bs, Agent: "bob", Postgres: tm.pg, Objects: objs, Poll: time.Hour, Logger: quiet,
+		OnFollowed: func(agent string, life int, id string) { followed <- agent + "/" + id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bob.Close)
+	<-alice.Ready()
+	<-bob.Ready()
+	// The first cycle (at start) found nothing; from now on only a write
+	// to index.jsonl can start one within the test's time.
+	waitFor(t, 10*time.Second, "alice's shipper idle", func() bool {
+		n, err := alice.ShipStatus()
+		return n == 0 && err == nil
+	})
+	id, err := fleettest.Episode(w, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ch   chan string
+		want string
+	}{{shipped, id}, {followed, "alice/" + id}} {
+		select {
+		case got := <-c.ch:
+			if got != c.want {
+				t.Fatalf("reported %s, want %s", got, c.want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s not reported within 20 s (the poll is an hour)", c.want)
+		}
+	}
+	if _, _, err := bob.Tree().Open(context.Background(), "alice/episodes/"+id+"/outcome.json"); err != nil {
+		t.Fatalf("bob's tree: %v", err)
+	}
+}
+
+// TestNewLifeMidShip: a life that moves to previous/ while one of its
+// episodes is being shipped (here: between reading the row and reading the
+// files, and the next life already has an episode of the same id) is
+// shipped with its own files, not the next life's.
+func TestNewLifeMidShip(t *testing.T) {
+	tm := newTeam(t)
+	alice, bob := tm.agent("alice", false), tm.agent("bob", false)
+	alice.node.Close() // restarted below with the hook
+	var once sync.Once
+	alice.node = nil
+	node, err := Start(Config{Store: alice.store, Agent: "alice", Postgres: tm.pg,
+		Objects: ObjectsConfig{URL: tm.s3.URL("team"), Endpoint: tm.s3.Endpoint, Access: tm.s3.Access, Secret: tm.s3.Secret},
+		Logger:  slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice.node = node
+	node.ship.beforeEpisode = func(life int, id string) {
+		if life == 1 && id == "ep_000001" {
+			once.Do(func() {
+				// The life moves on and its successor records ep_000000
+				// and ep_000001 before this episode's files are read.
+				if _, err := alice.w.NewLife(); err != nil {
+					t.Error(err)
+				}
+				alice.record(t, 2)
+			})
+		}
+	}
+	alice.record(t, 2)
+	waitFor(t, 20*time.Second, "both lives shipped", func() bool {
+		return bob.node.cat.count("alice", 1) == 2 && bob.node.cat.count("alice", 2) == 2
+	})
+	ctx := context.Background()
+	for _, rel := range []string{"previous/life_1/episodes/ep_000001/observation/image.png", "episodes/ep_000001/observation/image.png"} {
+		got, _, err := bob.node.Tree().Open(ctx, "alice/"+rel)
+		if err != nil || !bytes.Equal(got, readLocal(t, alice.store, rel)) {
+			t.Errorf("agents/alice/%s: %d bytes, err %v: not alice's", rel, len(got), err)
+		}
+	}
+}

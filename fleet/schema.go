@@ -7,6 +7,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// stepsRange is a row's steps as a range for the GiST index that answers
+// steps: (least and greatest: a row whose steps are reversed still gets a
+// range, which a plain int8range would refuse, failing the insert).
+const stepsRange = `int8range(least(first_step, last_step), greatest(first_step, last_step), '[]')`
+
 // notifyChannel is the LISTEN/NOTIFY channel a shipped episode is
 // announced on (payload: its seq).
 const notifyChannel = "mfm_shipped"
@@ -42,6 +47,7 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_tags ON mfm_episodes USING gin (tags) WITH (fastupdate = off)`,
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_words ON mfm_episodes USING gin (words) WITH (fastupdate = off)`,
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_xz ON mfm_episodes (x, z)`,
+	`CREATE INDEX IF NOT EXISTS mfm_episodes_steps ON mfm_episodes USING gist (` + stepsRange + `)`,
 	`CREATE TABLE IF NOT EXISTS mfm_grid (
 		agent text NOT NULL,
 		life int NOT NULL,

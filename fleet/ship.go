@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -64,6 +65,9 @@ type shipper struct {
 	shipped int64 // episodes inserted by this process
 	// onShipped, when set, is called after each episode's row is committed.
 	onShipped func(life int, id string)
+	// beforeEpisode, when set (tests), runs before an episode's files are
+	// read.
+	beforeEpisode func(life int, id string)
 	// before runs at the start of each cycle (creates the schema).
 	before func(context.Context) error
 }
@@ -104,8 +108,11 @@ func newShipper(store *episodes.Store, agent string, db *pgxpool.Pool, obj *obje
 }
 
 // run ships until ctx ends. Errors (a store down) are retried with backoff
-// from the same episode; nothing is skipped.
+// from the same episode; nothing is skipped. A write to the store's
+// index.jsonl (an episode's commit point) starts a cycle at once; the poll
+// is the backstop (and the only trigger where inotify is not had).
 func (s *shipper) run(ctx context.Context) {
+	wake := s.watchIndex(ctx)
 	var backoff time.Duration
 	for {
 		err := s.cycle(ctx)
@@ -129,12 +136,65 @@ func (s *shipper) run(ctx context.Context) {
 			}
 			backoff = 0
 		}
-		select {
-		case <-ctx.Done():
+		timer := time.NewTimer(wait)
+		if err != nil {
+			select { // a store is down: wait out the backoff
+			case <-ctx.Done():
+			case <-timer.C:
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+			case <-timer.C:
+			case <-wake:
+			}
+		}
+		timer.Stop()
+		if ctx.Err() != nil {
 			return
-		case <-time.After(wait):
 		}
 	}
+}
+
+// watchIndex returns a channel that receives when index.jsonl in the
+// store root is written or created; nil (never ready) when the store
+// cannot be watched. The watch ends with ctx.
+func (s *shipper) watchIndex(ctx context.Context) <-chan struct{} {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Debug("fleet: no inotify, shipping by polling", "err", err)
+		return nil
+	}
+	if err := w.Add(s.store.Root); err != nil {
+		w.Close()
+		s.log.Debug("fleet: store not watched, shipping by polling", "err", err)
+		return nil
+	}
+	wake := make(chan struct{}, 1)
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == episodes.IndexFileName && ev.Op&(fsnotify.Write|fsnotify.Create) != 0 {
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return wake
 }
 
 // cycle ships everything complete in the local store past the watermark.
@@ -314,6 +374,9 @@ func (s *shipper) putFiles(ctx context.Context, l episodes.Life, id, dir string)
 // shipEpisode puts the episode's files, then inserts its row (ignored when
 // the row is there already) and announces it in the same transaction.
 func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes.Row, m *lifeMark) error {
+	if s.beforeEpisode != nil {
+		s.beforeEpisode(l.N, row.ID)
+	}
 	files, err := s.putFiles(ctx, l, row.ID, l.EpisodeDir(row.ID))
 	if errors.Is(err, fs.ErrNotExist) {
 		if cur, cerr := s.store.CurrentLife(); l.Current && (cerr != nil || cur.N != l.N) {
@@ -332,6 +395,15 @@ func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes
 	grid, gridEnd, err := gridRows(l, m.Grid)
 	if err != nil {
 		return err
+	}
+	// The current life's files are read by their paths in the store root:
+	// had NewLife moved the life to previous/ meanwhile, those paths could
+	// be the next life's episode and grid. The next cycle ships it from
+	// previous/ (PUTting its own files over what went up here).
+	if l.Current {
+		if cur, cerr := s.store.CurrentLife(); cerr != nil || cur.N != l.N {
+			return errLifeMoved
+		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	fj, _ := json.Marshal(files)

@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,15 +19,17 @@ import (
 // Tree serves the other agents' shipped memory read-only under agents/
 // (it satisfies fs.VirtualTree): agents/NAME/ has the layout of a store —
 // index.jsonl, grid.jsonl, episodes/<id>/…, previous/life_N/… for earlier
-// lives, and mine/ when NAME shares its notes. Only rows whose files were
-// all stored are in the database, so every listed episode is complete.
-// Episode files are read from the object store once and then from a local
-// cache (shipped episodes never change).
+// lives, mine/ when NAME shares its notes, and with Config.Views the views
+// beside frames, episodes/<id>/sheet.png and map/ (views.go). Only rows
+// whose files were all stored are in the database, so every listed
+// episode is complete. Episode files are read from the object store once
+// and then from a bounded local cache (shipped episodes never change).
 type Tree struct {
-	cat      *catalog
-	db       *pgxpool.Pool
-	obj      *objects
-	cacheDir string
+	cat   *catalog
+	db    *pgxpool.Pool
+	obj   *objects
+	cache *fileCache
+	views *views // nil: no views under agents/
 }
 
 var errNotExist = iofs.ErrNotExist
@@ -95,17 +94,24 @@ func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
 		return nil, errNotExist
 	}
 	if len(rest) == 0 {
-		names := []string{}
-		if cur > 0 {
-			names = append(names, episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/")
-			if len(t.cat.lives(agent)) > 1 {
-				names = append(names, episodes.PreviousDir+"/")
+		// Listed when read: a lookup of agents/NAME (every path under it
+		// passes here) asks the database nothing more.
+		return &node{dir: true, list: func(ctx context.Context) ([]string, error) {
+			names := []string{}
+			if cur > 0 {
+				names = append(names, episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/")
+				if t.views != nil {
+					names = append(names, mapDirName+"/")
+				}
+				if len(t.cat.lives(agent)) > 1 {
+					names = append(names, episodes.PreviousDir+"/")
+				}
 			}
-		}
-		if t.hasNotes(ctx, agent) {
-			names = append(names, "mine/")
-		}
-		return dirNode(names...), nil
+			if t.hasNotes(ctx, agent) {
+				names = append(names, "mine/")
+			}
+			return names, nil
+		}}, nil
 	}
 	switch rest[0] {
 	case "mine":
@@ -138,9 +144,24 @@ func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
 // lifeNode resolves rest inside one life of agent.
 func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 	if len(rest) == 0 {
-		return dirNode(episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir+"/"), nil
+		names := []string{episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir + "/"}
+		if t.views != nil {
+			names = append(names, mapDirName+"/")
+		}
+		return dirNode(names...), nil
 	}
 	switch rest[0] {
+	case mapDirName:
+		// map/: every name is a map view (none listed), as in a store's mount.
+		switch {
+		case t.views == nil:
+			return nil, errNotExist
+		case len(rest) == 1:
+			return dirNode(), nil
+		case len(rest) == 2 && viewName(rest[1]):
+			return t.viewNode(agent, life, "", mapDirName+"/"+rest[1]), nil
+		}
+		return nil, errNotExist
 	case episodes.IndexFileName:
 		if len(rest) > 1 {
 			return nil, errNotExist
@@ -201,16 +222,24 @@ func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 		}
 	}
 	if len(names) == 0 && rel != "" {
+		if viewName(rel) {
+			if n := t.viewNode(agent, life, id, episodes.EpisodesDir+"/"+id+"/"+rel); n != nil {
+				return n, nil
+			}
+		}
 		return nil, errNotExist
 	}
 	return dirNode(names...), nil
 }
 
+// mapDirName is the directory of map views in an agent's life.
+const mapDirName = "map"
+
 // file reads an episode file from the local cache, or from the object
 // store into the cache.
 func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fileEntry) ([]byte, error) {
-	cp := filepath.Join(t.cacheDir, agent, episodes.LifeName(life), id, filepath.FromSlash(f.Path))
-	if b, err := os.ReadFile(cp); err == nil && int64(len(b)) == f.Size {
+	key := episodeKey(agent, life, id, f.Path)
+	if b, ok := t.cache.get(key, f.Size); ok {
 		return b, nil
 	}
 	b, err := t.obj.get(ctx, t.obj.key(agent, life, id, f.Path))
@@ -220,12 +249,7 @@ func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fi
 	if int64(len(b)) != f.Size {
 		return nil, fmt.Errorf("agents/%s: %s/%s: the object store has %d bytes, the row says %d", agent, id, f.Path, len(b), f.Size)
 	}
-	if err := os.MkdirAll(filepath.Dir(cp), 0o755); err == nil {
-		tmp := cp + ".tmp-" + strconv.Itoa(os.Getpid())
-		if os.WriteFile(tmp, b, 0o444) == nil {
-			os.Rename(tmp, cp)
-		}
-	}
+	t.cache.put(key, b)
 	return b, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/fleet"
 	mfmfs "github.com/mfm-project/mfm/fs"
+	"github.com/mfm-project/mfm/view"
 )
 
 func init() {
@@ -39,6 +40,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	objectsEndpoint := fl.String("objects-endpoint", "", "S3 endpoint URL (default $AWS_ENDPOINT_URL)")
 	agent := fl.String("agent", "", "this agent's name in the shared memory (a-z 0-9 _ - .)")
 	shareMine := fl.Bool("share-mine", false, "share mine/ too, read-only to the others as agents/NAME/mine/")
+	cacheMB := fl.Int64("shared-cache-mb", fleet.DefaultCacheBytes>>20, "bound of the local cache of other agents' episode files, in MiB (least recently used files go first)")
 	fl.Usage = func() {
 		out := fl.Output()
 		fmt.Fprintf(out, "mfmd mount — %s\n\nUsage: mfmd mount %s\n\n", c.summary, c.usage)
@@ -71,7 +73,10 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeHooks()
 	if *shared != "" {
-		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine,
+		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine, CacheBytes: *cacheMB << 20,
+			Views: func(dir string) (fleet.ViewRenderer, error) {
+				return view.New(&episodes.Store{Root: dir}, view.DefaultLimits())
+			},
 			Objects: fleet.ObjectsConfig{URL: *objectsURL, Endpoint: *objectsEndpoint}})
 		if err != nil {
 			return fail(stderr, "mount", err)
@@ -82,6 +87,9 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		}
 		hooks.Trees[fleet.TreeName] = node.Tree()
 		hooks.Querier = node.Querier(hooks.Querier)
+		if hooks.Viewer != nil {
+			hooks.Viewer = node.Viewer(hooks.Viewer)
+		}
 	} else if hooks.Querier != nil {
 		hooks.Querier = fleet.RefuseAgents(hooks.Querier)
 	}
