@@ -410,8 +410,9 @@ func TestLives(t *testing.T) {
 	w, _ := s.OpenWriter()
 	writeTestEpisode(t, w, 0)
 	writeTestEpisode(t, w, 1)
+	os.WriteFile(s.Path(RunFileName), []byte(`{"task":{"name":"life one"}}`), 0o644)
 	before := map[string][]byte{}
-	for _, f := range []string{IndexFileName, GridFileName, LogFileName, "episodes/ep_000001/outcome.json"} {
+	for _, f := range []string{IndexFileName, GridFileName, LogFileName, RunFileName, "episodes/ep_000001/outcome.json"} {
 		before[f], _ = os.ReadFile(s.Path(f))
 	}
 	life, err := w.NewLife()
@@ -426,6 +427,9 @@ func TestLives(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(s.Path(MineDir, "notes.md")); string(b) != "keep me\n" {
 		t.Fatal("mine/ did not stay")
+	}
+	if _, err := os.Stat(s.Path(RunFileName)); !os.IsNotExist(err) {
+		t.Fatalf("life 1's run.json stayed at the store's root for the next play to overwrite: %v", err)
 	}
 	if w.NextID() != "ep_000000" {
 		t.Fatalf("new life numbers from %s", w.NextID())

@@ -9,12 +9,12 @@ import (
 )
 
 // lifeRecords are the entries that move to previous/life_N/ on a new life.
-var lifeRecords = []string{LogFileName, IndexFileName, GridFileName, EpisodesDir}
+var lifeRecords = []string{LogFileName, IndexFileName, GridFileName, EpisodesDir, RunFileName}
 
 const lifeTmpPrefix = ".tmp-"
 
-// NewLife ends the current life: its logs.txt, index.jsonl, grid.jsonl and
-// episodes/ move, unchanged, to previous/life_N/ (N = the current life's
+// NewLife ends the current life: its logs.txt, index.jsonl, grid.jsonl,
+// episodes/ and a play session's run.json (when there is one) move, unchanged, to previous/life_N/ (N = the current life's
 // number), fresh empty ones take their place, and mine/ stays. The moves
 // are renames into previous/.tmp-life_N, then one rename to life_N; an
 // interrupted change is finished by the next OpenWriter. It returns the

@@ -21,6 +21,9 @@ const (
 	IndexFileName  = "index.jsonl"
 	GridFileName   = "grid.jsonl"
 	LogFileName    = "logs.txt"
+	// RunFileName is a play session's run record (package play); it
+	// belongs to the life it scored and moves with it on a new life.
+	RunFileName = "run.json"
 	EpisodesDir    = "episodes"
 	PreviousDir    = "previous"
 	MineDir        = "mine"

@@ -10,7 +10,7 @@ import (
 )
 
 // RunFile is the run record's name in the store.
-const RunFile = "run.json"
+const RunFile = episodes.RunFileName
 
 // RunRecord is run.json: what the run was asked, what it did, how it
 // ended. It is rewritten atomically after every turn.

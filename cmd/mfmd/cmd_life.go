@@ -17,9 +17,9 @@ func init() {
 		usage: `new --store DIR
        mfmd life list --store DIR
 
-new   moves the current life's logs.txt, index.jsonl, grid.jsonl and episodes/
-      unchanged to previous/life_N/ and starts life N+1 with empty ones; mine/
-      stays. It takes the writer lock: stop the harness (mfmd record) first.
+new   moves the current life's logs.txt, index.jsonl, grid.jsonl, episodes/
+      and run.json (a play session's score) unchanged to previous/life_N/ and
+      starts life N+1 with empty ones; mine/ stays. It takes the writer lock: stop the harness (mfmd record) first.
 list  prints each life with its episodes and last step.`,
 		run: runLife,
 	})
