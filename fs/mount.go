@@ -56,6 +56,8 @@ type Options struct {
 	// log through fanotify (docs/MOUNT.md, "The recorded episodes: read
 	// through the kernel's cache").
 	PerOpen bool
+	// Ablation hides parts of the memory (evaluation ablations, ablation.go).
+	Ablation Ablation
 }
 
 // debugLogger, when set (by tests), receives go-fuse's request log of
@@ -153,6 +155,7 @@ func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
 	if log == nil {
 		log = slog.Default()
 	}
+	opt = opt.Ablation.options(opt)
 	m := &mfs{
 		nodeEnv: &nodeEnv{
 			log:     log,
@@ -177,7 +180,7 @@ func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
 	}
 	m.stats = content.NewStatsCache(store)
 	m.views = &views{env: m.nodeEnv, viewer: opt.Hooks.Viewer, timeout: opt.RenderTimeout}
-	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout}
+	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout, ablation: opt.Ablation}
 	m.access = accessRecorder{content.NewAccessLog(store, log, opt.NoAccessLog)}
 	m.lives = &lifeTrees{m: m, trees: map[int]*roNode{}}
 	return m
