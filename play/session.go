@@ -49,6 +49,9 @@ type Options struct {
 	GovernorRepeats int
 	// NoReflexes turns the reflex checks of procedure calls off.
 	NoReflexes bool
+	// NoProcedures ignores the agent's procedures (mine/procedures): a
+	// plan may name atoms only (the no-procedures ablation).
+	NoProcedures bool
 	Logger     *slog.Logger
 	// Clock gives times (default time.Now).
 	Clock func() time.Time
@@ -102,6 +105,9 @@ func NewSession(opt Options) (*Session, error) {
 	}
 	if opt.Procedures == nil {
 		opt.Procedures = &harness.Runner{Dir: opt.Store.Path(episodes.MineDir, "procedures"), Logger: opt.Logger}
+	}
+	if opt.NoProcedures {
+		opt.Procedures.Dir = opt.Store.Path(episodes.MetaDir, "no-procedures") // never created
 	}
 	atoms := specIndex(opt.World.Atoms())
 	opt.Procedures.Atoms = map[string]bool{}

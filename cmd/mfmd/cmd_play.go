@@ -30,7 +30,7 @@ func init() {
 	register(&command{
 		name:    "play",
 		summary: "play a task: start the game, record into a store, serve mfmd act (and run an agent command per turn)",
-		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim]",
+		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim] [--ablate LIST] [--read-only-mine]",
 		run:     runPlay,
 	})
 }
@@ -56,6 +56,8 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	world := fl.String("world", "luanti", "luanti (the real game, headless) or sim (a small simulated world, for trying the loop)")
 	linger := fl.Duration("linger", defaultLinger, "after the task ends (done or budget), keep the mount, mine/ and the socket (answering mfmd act that the task has ended) this long for the agent's notes, or until Ctrl-C; 0: stop at once (default with --agent-cmd, whose command gets one notes turn instead)")
 	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
+	ablate := fl.String("ablate", "", "switch parts of the memory off (comma-separated): no-observations (no frames recorded or shown, no views), flat (no index.jsonl, grid.jsonl, q/, map/), no-procedures (mine/procedures ignored and hidden), direct (no memory: no mount, an empty memory directory)")
+	readOnlyMine := fl.Bool("read-only-mine", false, "mount mine/ read-only (the memory stays frozen, as in an evaluation's target runs)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
 	}
@@ -66,6 +68,15 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	}
 	if *linger < 0 {
 		fmt.Fprintf(stderr, "mfmd play: --linger %s: want a duration of 0 or more (e.g. 15m)\n", *linger)
+		return 2
+	}
+	abl, err := parseAblation(*ablate)
+	if err != nil {
+		fmt.Fprintf(stderr, "mfmd play: %v\n", err)
+		return 2
+	}
+	if abl.Direct && *mnt != "" {
+		fmt.Fprintln(stderr, "mfmd play: --ablate direct plays without memory: give no --mount")
 		return 2
 	}
 	if *taskName == "" || fl.NArg() != 0 {
@@ -115,7 +126,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	rec, err := harness.NewRecorder(store, harness.Options{Frames: true, Task: tk.Instruction, MoveKinds: []string{"go_to", "collect_drops"}})
+	rec, err := harness.NewRecorder(store, harness.Options{Frames: !abl.Mount.NoObservations, Task: tk.Instruction, MoveKinds: []string{"go_to", "collect_drops"}})
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
@@ -143,7 +154,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "play", err)
 		}
 		defer closeHooks()
-		srv, err := mfmfs.Mount(ctx, store, mountAt, mfmfs.Options{Hooks: hooks})
+		srv, err := mfmfs.Mount(ctx, store, mountAt, mfmfs.Options{Hooks: hooks, ReadOnly: *readOnlyMine, Ablation: abl.Mount})
 		if err != nil {
 			return fail(stderr, "play", err)
 		}
@@ -163,7 +174,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		})
 		defer unmount()
 	}
-	sess, err := play.NewSession(play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget})
+	sess, err := play.NewSession(play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, NoProcedures: abl.Mount.NoProcedures})
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
@@ -189,6 +200,12 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	memory := mountAt
 	if memory == "" {
 		memory = store.Root
+	}
+	if abl.Direct {
+		if memory, err = os.MkdirTemp("", "mfm-play-no-memory-*"); err != nil {
+			return fail(stderr, "play", err)
+		}
+		defer os.RemoveAll(memory)
 	}
 	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget})
 	if err != nil {
