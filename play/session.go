@@ -52,7 +52,7 @@ type Options struct {
 	// NoProcedures ignores the agent's procedures (mine/procedures): a
 	// plan may name atoms only (the no-procedures ablation).
 	NoProcedures bool
-	Logger     *slog.Logger
+	Logger       *slog.Logger
 	// Clock gives times (default time.Now).
 	Clock func() time.Time
 }
