@@ -7,33 +7,61 @@ nothing when it acted; with --print it prints the plan instead and the harness r
 
 With --procedure it writes mine/procedures/go_back.py and goes back to the start by calling it.
 Memory: the start position comes from the record (episodes/ep_000000/state/state.json under
-$MFM_MEMORY); with --notes it is also written to and read back from mine/notes.md with the
-episode it came from. Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N.
+$MFM_MEMORY), or from the first [STATE] it saw when there is no record (no memory); with
+--notes it is also written to and read back from mine/notes.md with the episode it came from,
+and so are the trees it mined ("tree at x=5 z=0"): a later run reads them and walks to the tree
+instead of searching. Where the world reports no nearest tree (the sim), it searches rings
+around the start, trying mine_ahead at each point, in an order set by $MFM_AGENT_SEED. Notes
+are not written when mine/ is read-only. Goals it knows: away>=N, near start r=R,
+near X,Z r=R, TREE>=N, crafted:ITEM>=N.
 """
 import json, math, os, re, subprocess, sys
 
-text = sys.stdin.read().split("\n# Turn\n", 1)[-1]  # the turn block after the brief
+brief, _, text = sys.stdin.read().rpartition("\n# Turn\n")  # the brief, the turn block
 memory = os.environ.get("MFM_MEMORY", ".")
 work = os.environ.get("MFM_WORK", ".")
 state_file = os.path.join(work, ".scripted_agent.json")
-mem = json.load(open(state_file)) if os.path.exists(state_file) else {"dir": 0}
+seed = int(os.environ.get("MFM_AGENT_SEED", "0") or 0)
+mem = json.load(open(state_file)) if os.path.exists(state_file) else {"dir": seed % 4}
+notes = os.path.join(memory, "mine", "notes.md")
 
-def start_pos():
-    notes = os.path.join(memory, "mine", "notes.md")
-    if "--notes" in sys.argv and os.path.exists(notes):
-        m = re.search(r"start: x=(-?[\d.]+) z=(-?[\d.]+)", open(notes).read())
-        if m:
-            return float(m.group(1)), float(m.group(2))
-    st = json.load(open(os.path.join(memory, "episodes", "ep_000000", "state", "state.json")))
-    x, z = st["pos"]["x"], st["pos"]["z"]
-    if "--notes" in sys.argv:
+def note(line):
+    """append a line to mine/notes.md; a read-only or absent memory keeps nothing."""
+    if "--notes" not in sys.argv:
+        return
+    try:
         os.makedirs(os.path.dirname(notes), exist_ok=True)
         with open(notes, "a") as f:
-            f.write(f"- start: x={x} z={z} (ep_000000)\n")
+            f.write(line + "\n")
+    except OSError:
+        pass
+
+def read_notes():
+    try:
+        return open(notes).read() if "--notes" in sys.argv else ""
+    except OSError:
+        return ""
+
+def start_pos():
+    m = re.search(r"start: x=(-?[\d.]+) z=(-?[\d.]+)", read_notes())
+    if m:
+        return float(m.group(1)), float(m.group(2))
+    try:
+        st = json.load(open(os.path.join(memory, "episodes", "ep_000000", "state", "state.json")))
+    except OSError:
+        return tuple(mem["first"])  # no record to read: where it first found itself
+    x, z = st["pos"]["x"], st["pos"]["z"]
+    note(f"- start: x={x} z={z} (ep_000000)")
     return x, z
 
 pos = re.search(r"\[STATE\] pos=\((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)", text)
 here = (float(pos.group(1)), float(pos.group(3))) if pos else (0.0, 0.0)
+mem.setdefault("first", here)
+for tx, tz in re.findall(r"^\[EVENT\] mine_block tree at (-?\d+),-?\d+,(-?\d+)", text, re.M):
+    if mem.get("tree") != [int(tx), int(tz)]:
+        mem["tree"] = [int(tx), int(tz)]
+        if f"tree at x={tx} z={tz}" not in read_notes():
+            note(f"- tree at x={tx} z={tz} (mined there)")
 goal = re.search(r"^\[GOAL\] [\w-]+: (.+?)(?: -- .*)?$", text, re.M)
 when = goal.group(1) if goal else ""
 failed = "FAILED" in text.split("[STATE]")[0]
@@ -90,11 +118,25 @@ elif m := re.search(r"near (-?[\d.]+),\s*(-?[\d.]+) r=([\d.]+)$", when):
     plan = walk(float(m.group(1)), float(m.group(2)), min(float(m.group(3)) / 2, 1.0))
 elif re.match(r"tree>=\d+", when):
     t = re.search(r"nearest tree: tree at (-?\d+),(-?\d+),(-?\d+)", text)
+    known = re.search(r"tree at x=(-?\d+) z=(-?\d+)", read_notes())
     if t:
         x, y, z = (int(v) for v in t.groups())
         plan = walk(x, z, 1.5) + f"; look_at x={x} y={y + 1} z={z}; mine_ahead; collect_drops item=tree"
-    else:
+    elif "scan_around" in brief:
         plan = "scan_around"
+    elif mem.get("tree") or known:
+        x, z = mem.get("tree") or (int(known.group(1)), int(known.group(2)))
+        plan = f"go_to x={x} z={z} within=1; mine_ahead"
+    else:
+        # search: rings of radius 2.5, 5, 7.5, 10 around the start, 8 points each
+        i = mem.get("search", 0)
+        mem["search"] = i + 1
+        sx, sz = start_pos()
+        ring, k = (i // 8) % 4, (i + 2 * seed) % 8
+        r, a = 2.5 * (ring + 1), math.radians(45 * k)
+        plan = f"go_to x={sx + r * math.cos(a):.2f} z={sz + r * math.sin(a):.2f} within=0.5; mine_ahead"
+elif m := re.match(r"crafted:(\w+)>=\d+", when):
+    plan = f"craft item={m.group(1)} n=1"
 json.dump(mem, open(state_file, "w"))
 
 if "--print" in sys.argv:
