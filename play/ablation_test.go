@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/harness"
 )
 
 // TestNoProcedures: with Options.NoProcedures a plan naming the agent's
@@ -37,5 +38,32 @@ print(json.dumps({"actions": [{"procedure": "go_to", "args": {"x": a["x"], "z": 
 		if listed := strings.Contains(f.sess.ListAtoms(), "get_log"); listed == off {
 			t.Errorf("NoProcedures %v: get_log listed %v", off, listed)
 		}
+	}
+}
+
+// TestSimWorldOnAStoreWithEpisodes: a second sim world recording into the
+// same store starts afresh but goes on counting steps, so that a second
+// play into one store records (a source sequence of several tasks).
+func TestSimWorldOnAStoreWithEpisodes(t *testing.T) {
+	f := newFixture(t, logTask, Options{})
+	f.act(t, "go_to x=3 z=0")
+	before := f.world.State()
+	if err := f.rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := harness.NewRecorder(f.store, harness.Options{Frames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	w, err := NewSimWorld(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := w.State(); st.Step != before.Step || st.X != 0 || st.Z != 0 {
+		t.Fatalf("second world starts at step %d pos (%v, %v); want step %d at the origin", st.Step, st.X, st.Z, before.Step)
+	}
+	if _, err := w.Call(context.Background(), "go_to", Args{"x": 2.0, "z": 0.0, "within": 1.0}); err != nil {
+		t.Fatalf("recording into the same store: %v", err)
 	}
 }
