@@ -67,3 +67,18 @@ func TestSimWorldOnAStoreWithEpisodes(t *testing.T) {
 		t.Fatalf("recording into the same store: %v", err)
 	}
 }
+
+// TestNoObservations: the turn block names the latest frame, except with
+// Options.NoObservations; the milestones are still scored.
+func TestNoObservations(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		f := newFixture(t, logTask, Options{NoObservations: off})
+		b := f.act(t, "go_to x=5 z=0 within=1; mine_ahead")
+		if has := strings.Contains(b, "[FRAME]"); has == off {
+			t.Errorf("NoObservations %v: [FRAME] in the block %v:\n%s", off, has, b)
+		}
+		if !strings.Contains(b, "MILESTONE") {
+			t.Errorf("NoObservations %v: no milestone reached:\n%s", off, b)
+		}
+	}
+}

@@ -52,7 +52,10 @@ type Options struct {
 	// NoProcedures ignores the agent's procedures (mine/procedures): a
 	// plan may name atoms only (the no-procedures ablation).
 	NoProcedures bool
-	Logger       *slog.Logger
+	// NoObservations leaves the [FRAME] line out of the turn block (the
+	// no-observations ablation; the mount hides the frames).
+	NoObservations bool
+	Logger         *slog.Logger
 	// Clock gives times (default time.Now).
 	Clock func() time.Time
 }

@@ -56,7 +56,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	world := fl.String("world", "luanti", "luanti (the real game, headless) or sim (a small simulated world, for trying the loop)")
 	linger := fl.Duration("linger", defaultLinger, "after the task ends (done or budget), keep the mount, mine/ and the socket (answering mfmd act that the task has ended) this long for the agent's notes, or until Ctrl-C; 0: stop at once (default with --agent-cmd, whose command gets one notes turn instead)")
 	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
-	ablate := fl.String("ablate", "", "switch parts of the memory off (comma-separated): no-observations (no frames recorded or shown, no views), flat (no index.jsonl, grid.jsonl, q/, map/), no-procedures (mine/procedures ignored and hidden), direct (no memory: no mount, an empty memory directory)")
+	ablate := fl.String("ablate", "", "switch parts of the memory off (comma-separated): no-observations (frames, observation/, views and now/ hidden on the mount, no [FRAME] in the turn block), flat (no index.jsonl, grid.jsonl, q/, map/), no-procedures (mine/procedures ignored and hidden), direct (no memory: no mount, an empty memory directory)")
 	readOnlyMine := fl.Bool("read-only-mine", false, "mount mine/ read-only (the memory stays frozen, as in an evaluation's target runs)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
@@ -126,7 +126,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	rec, err := harness.NewRecorder(store, harness.Options{Frames: !abl.Mount.NoObservations, Task: tk.Instruction, MoveKinds: []string{"go_to", "collect_drops"}})
+	rec, err := harness.NewRecorder(store, harness.Options{Frames: true, Task: tk.Instruction, MoveKinds: []string{"go_to", "collect_drops"}})
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
@@ -174,7 +174,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		})
 		defer unmount()
 	}
-	sess, err := play.NewSession(play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, NoProcedures: abl.Mount.NoProcedures})
+	sess, err := play.NewSession(play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, NoProcedures: abl.Mount.NoProcedures, NoObservations: abl.Mount.NoObservations})
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
