@@ -57,11 +57,11 @@ def start_pos():
 pos = re.search(r"\[STATE\] pos=\((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)", text)
 here = (float(pos.group(1)), float(pos.group(3))) if pos else (0.0, 0.0)
 mem.setdefault("first", here)
-for tx, tz in re.findall(r"^\[EVENT\] mine_block tree at (-?\d+),-?\d+,(-?\d+)", text, re.M):
-    if mem.get("tree") != [int(tx), int(tz)]:
-        mem["tree"] = [int(tx), int(tz)]
-        if f"tree at x={tx} z={tz}" not in read_notes():
-            note(f"- tree at x={tx} z={tz} (mined there)")
+for tx, ty, tz in re.findall(r"^\[EVENT\] mine_block tree at (-?\d+),(-?\d+),(-?\d+)", text, re.M):
+    if mem.get("tree") != [int(tx), int(tz), int(ty)]:
+        mem["tree"] = [int(tx), int(tz), int(ty)]
+        if f"tree at x={tx} z={tz} " not in read_notes():
+            note(f"- tree at x={tx} z={tz} y={ty} (mined there)")
 goal = re.search(r"^\[GOAL\] [\w-]+: (.+?)(?: -- .*)?$", text, re.M)
 when = goal.group(1) if goal else ""
 failed = "FAILED" in text.split("[STATE]")[0]
@@ -118,15 +118,18 @@ elif m := re.search(r"near (-?[\d.]+),\s*(-?[\d.]+) r=([\d.]+)$", when):
     plan = walk(float(m.group(1)), float(m.group(2)), min(float(m.group(3)) / 2, 1.0))
 elif re.match(r"tree>=\d+", when):
     t = re.search(r"nearest tree: tree at (-?\d+),(-?\d+),(-?\d+)", text)
-    known = re.search(r"tree at x=(-?\d+) z=(-?\d+)", read_notes())
+    known = re.search(r"tree at x=(-?\d+) z=(-?\d+) y=(-?\d+)", read_notes())
     if t:
         x, y, z = (int(v) for v in t.groups())
         plan = walk(x, z, 1.5) + f"; look_at x={x} y={y + 1} z={z}; mine_ahead; collect_drops item=tree"
+    elif (mem.get("tree") or known) and not mem.get("fails"):
+        # a tree the record or the notes know: no search
+        x, z, y = mem.get("tree") or (int(known.group(1)), int(known.group(2)), int(known.group(3)))
+        plan = f"go_to x={x} z={z} within=1; mine_ahead"
+        if "scan_around" in brief:
+            plan = walk(x, z, 1.5) + f"; look_at x={x} y={y} z={z}; mine_ahead; collect_drops item=tree"
     elif "scan_around" in brief:
         plan = "scan_around"
-    elif mem.get("tree") or known:
-        x, z = mem.get("tree") or (int(known.group(1)), int(known.group(2)))
-        plan = f"go_to x={x} z={z} within=1; mine_ahead"
     else:
         # search: rings of radius 2.5, 5, 7.5, 10 around the start, 8 points each
         i = mem.get("search", 0)
