@@ -306,6 +306,9 @@ func startWorld(ctx context.Context, kind string, rec *harness.Recorder, seed in
 	stop := func() { g.Stop(); os.RemoveAll(gameDir) }
 	c, err := luanti.NewController(g, rec)
 	if err == nil {
+		if last, ok := rec.Last(); ok {
+			c.Step = last.Step // a store with episodes: a new world, the step counter goes on
+		}
 		c.Ctx = ctx
 		err = c.Calibrate()
 	}
