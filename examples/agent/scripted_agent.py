@@ -135,7 +135,7 @@ elif re.match(r"tree>=\d+", when):
         i = mem.get("search", 0)
         mem["search"] = i + 1
         sx, sz = start_pos()
-        ring, k = (i // 8) % 4, (i + 2 * seed) % 8
+        ring, k = (i // 8) % 4, (i + seed) % 8
         r, a = 2.5 * (ring + 1), math.radians(45 * k)
         plan = f"go_to x={sx + r * math.cos(a):.2f} z={sz + r * math.sin(a):.2f} within=0.5; mine_ahead"
 elif m := re.match(r"crafted:(\w+)>=\d+", when):
