@@ -206,7 +206,6 @@ func milestonesPlot(as []*arm, path string) error {
 	p.Title.Text = "Milestones reached over environment steps (mean over seeds)"
 	p.X.Label.Text = "environment steps"
 	p.Y.Label.Text = "milestones reached"
-	p.Legend.Top, p.Legend.Left = false, false
 	maxStep := 1
 	for _, a := range as {
 		for _, res := range a.results {
@@ -242,6 +241,8 @@ func milestonesPlot(as []*arm, path string) error {
 		i++
 	}
 	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Y.Max = p.Y.Max*1.5 + 0.1 // room for the legend above the curves
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
 }
 
