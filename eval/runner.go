@@ -43,7 +43,7 @@ type Runner struct {
 	// Now gives times (default time.Now).
 	Now func() time.Time
 
-	hasConsolidate *bool
+	playUsage string // `mfmd play -h`, read once
 }
 
 // PlayRun is one `mfmd play` of a unit: its task, its run.json and
@@ -377,16 +377,14 @@ func (r *Runner) play(ctx context.Context, u Unit, dir, storeDir string, i int, 
 
 // playHas reports whether `mfmd play` has the flag.
 func (r *Runner) playHas(flag string) (bool, error) {
-	if r.hasConsolidate != nil {
-		return *r.hasConsolidate, nil
+	if r.playUsage == "" {
+		out, _ := exec.Command(r.Mfmd, "play", "-h").CombinedOutput()
+		if !strings.Contains(string(out), "-task") {
+			return false, fmt.Errorf("%s play -h: no usage: %s", r.Mfmd, out)
+		}
+		r.playUsage = string(out)
 	}
-	out, _ := exec.Command(r.Mfmd, "play", "-h").CombinedOutput()
-	if !strings.Contains(string(out), "-task") {
-		return false, fmt.Errorf("%s play -h: no usage: %s", r.Mfmd, out)
-	}
-	has := strings.Contains(string(out), "-"+flag+" ")
-	r.hasConsolidate = &has
-	return has, nil
+	return strings.Contains(r.playUsage, "-"+flag+" "), nil
 }
 
 func (r *Runner) writeResult(dir string, res *Result) error {
