@@ -130,8 +130,11 @@ func TestEvalResumeAfterKill(t *testing.T) {
 	}
 	for _, res := range results {
 		u := res.Unit
-		if u.Kind == eval.KindTarget && u.Condition == eval.Related && res.Provenance.ArtifactSHA256 == "" {
-			t.Errorf("%s: no artifact in its provenance", u.ID)
+		if u.Kind == eval.KindTarget && u.Condition == eval.Related {
+			pv := res.Provenance
+			if pv.ArtifactSHA256 == "" || pv.ManifestSHA256 == "" || len(pv.SourceTasks) == 0 || pv.SourceSteps < 40 || pv.AgentSeed != u.Seed || pv.Termination == "" {
+				t.Errorf("%s: provenance %+v", u.ID, pv)
+			}
 		}
 		if u.Kind == eval.KindSource && (res.Steps < 40 || len(res.Provenance.SourceTasks) == 0) {
 			t.Errorf("%s: %d steps (budget 40), tasks %v", u.ID, res.Steps, res.Provenance.SourceTasks)
