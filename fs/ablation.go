@@ -48,6 +48,26 @@ func (a Ablation) String() string {
 	return strings.Join(on, ",")
 }
 
+// readme is the README.md section saying what this mount hides (empty
+// when it hides nothing), so that the README stays true of the mount.
+func (a Ablation) readme() []byte {
+	if !a.Active() {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\n## Hidden in this mount\n\nThis mount runs an evaluation ablation (" + a.String() + "): what the sections above describe of the following is not there.\n\n")
+	if a.NoObservations {
+		b.WriteString("- no observations: the episodes' frames/ and observation/ directories, the views (map/, the views beside frames) and now/\n")
+	}
+	if a.Flat {
+		b.WriteString("- flat: index.jsonl, grid.jsonl, q/ and map/; the chronological log logs.txt, episodes/ and mine/ remain\n")
+	}
+	if a.NoProcedures {
+		b.WriteString("- no procedures: mine/procedures/\n")
+	}
+	return []byte(b.String())
+}
+
 // rootHidden lists the root entries the ablation removes.
 func (a Ablation) rootHidden() []string {
 	var out []string

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +52,13 @@ func TestAblationHides(t *testing.T) {
 				if listed(t, tm.path(filepath.Dir(rel)), filepath.Base(rel)) {
 					t.Errorf("%s is listed in its directory", rel)
 				}
+			}
+			readme, err := os.ReadFile(tm.path("README.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if says := strings.Contains(string(readme), "## Hidden in this mount"); says != tc.abl.Active() {
+				t.Errorf("README says what is hidden: %v, want %v", says, tc.abl.Active())
 			}
 			for _, rel := range tc.present {
 				if _, err := os.Stat(tm.path(rel)); err != nil {
