@@ -67,6 +67,9 @@ func (n *mineNode) mineRel() string {
 }
 
 func (n *mineNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if n.m.hiddenChild(n.m.opt.Ablation, &n.Inode, name) {
+		return nil, syscall.ENOENT
+	}
 	if mk, ok := mineOverlay[path.Join(n.mineRel(), name)]; ok {
 		if ops := mk(n.m); ops != nil {
 			ch := n.NewInode(ctx, ops, gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(n.StableAttr().Ino, name)})
@@ -104,7 +107,7 @@ func (n *mineNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHa
 	n.dirMu.Lock()
 	n.dirFds = append(n.dirFds, fd)
 	n.dirMu.Unlock()
-	return &mineDir{dirStream: dirStream{fh}, node: n, fd: fd}, fl, 0
+	return n.m.hideListed(n.m.opt.Ablation, &n.Inode, &mineDir{dirStream: dirStream{fh}, node: n, fd: fd}), fl, 0
 }
 
 // Getattr is the loopback's; for a directory whose path is gone while a

@@ -59,6 +59,8 @@ type Options struct {
 	// Turn, if set, labels every access log row with the play session's
 	// current turn (content.AccessLog.SetTurn); it must not block.
 	Turn func() string
+	// Ablation hides parts of the memory (evaluation ablations, ablation.go).
+	Ablation Ablation
 }
 
 // debugLogger, when set (by tests), receives go-fuse's request log of
@@ -156,6 +158,7 @@ func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
 	if log == nil {
 		log = slog.Default()
 	}
+	opt = opt.Ablation.options(opt)
 	m := &mfs{
 		nodeEnv: &nodeEnv{
 			log:     log,
@@ -180,7 +183,7 @@ func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
 	}
 	m.stats = content.NewStatsCache(store)
 	m.views = &views{env: m.nodeEnv, viewer: opt.Hooks.Viewer, timeout: opt.RenderTimeout}
-	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout}
+	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout, ablation: opt.Ablation}
 	m.access = accessRecorder{content.NewAccessLog(store, log, opt.NoAccessLog)}
 	m.access.SetTurn(opt.Turn)
 	m.lives = &lifeTrees{m: m, trees: map[int]*roNode{}}

@@ -18,7 +18,7 @@ func newReadmeFile(m *mfs) (gofs.InodeEmbedder, error) {
 		}
 		o := m.readmeOptions()
 		o.Provenance = m.provenance(ctx)
-		return content.Readme(st, o), nil
+		return append(content.Readme(st, o), m.opt.Ablation.readme()...), nil
 	}}, nil
 }
 

@@ -81,10 +81,11 @@ var (
 // hook and the state of the kernel's cached listings (listing.go).
 type roEnv struct {
 	*nodeEnv
-	views   *views
-	citedBy func(ctx context.Context, episodeDir string) ([]byte, error) // Hooks.CitedBy
-	timeout time.Duration                                                // Options.RenderTimeout
-	listMu  sync.Mutex                                                   // guards roNode.listed
+	views    *views
+	citedBy  func(ctx context.Context, episodeDir string) ([]byte, error) // Hooks.CitedBy
+	timeout  time.Duration                                                // Options.RenderTimeout
+	ablation Ablation                                                     // Options.Ablation
+	listMu   sync.Mutex                                                   // guards roNode.listed
 	// statAheadHits counts READDIRPLUS lookups answered from a stat
 	// taken ahead (statahead.go), for tests.
 	statAheadHits atomic.Int64
@@ -111,6 +112,9 @@ func (n *roNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.Ino
 }
 
 func (n *roNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if n.env.hiddenChild(n.env.ablation, &n.Inode, name) {
+		return nil, syscall.ENOENT
+	}
 	if name == citedByName {
 		if ops := n.citedByFile(); ops != nil {
 			ch, errno := n.env.virtualChild(ctx, &n.Inode, name, ops, fuse.S_IFREG)
@@ -231,7 +235,7 @@ func (n *roNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHand
 	if errno == 0 && stamp != nil {
 		fh, fl = &listedDir{dirStream: dirStream{fh}, n: n, stamp: stamp, names: n.inEpisode()}, fl|cache
 	}
-	return fh, fl, errno
+	return n.env.hideListed(n.env.ablation, &n.Inode, fh), fl, errno
 }
 
 func (n *roNode) Setattr(context.Context, gofs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {

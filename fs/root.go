@@ -46,15 +46,16 @@ var rootTable = []rootEntry{
 
 // buildRoot constructs every root entry and the root directory itself.
 func (m *mfs) buildRoot() (*vdir, error) {
-	for _, e := range rootTable {
+	base := m.ablateRoot(append([]rootEntry(nil), rootTable...))
+	for _, e := range base {
 		ops, err := e.new(m)
 		if err != nil {
 			return nil, fmt.Errorf("build /%s: %w", e.name, err)
 		}
 		m.rootOps[e.name] = ops
 	}
-	m.root = append(append([]rootEntry(nil), rootTable...), m.treeRootEntries()...)
-	for _, e := range m.root[len(rootTable):] {
+	m.root = append(base, m.treeRootEntries()...)
+	for _, e := range m.root[len(base):] {
 		ops, err := e.new(m)
 		if err != nil {
 			return nil, fmt.Errorf("build /%s: %w", e.name, err)

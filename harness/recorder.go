@@ -201,6 +201,16 @@ func NewRecorder(s *episodes.Store, opt Options) (*Recorder, error) {
 	return r, nil
 }
 
+// Last is the latest recorded state (of this recorder or, on a store
+// that has episodes, of the last one recorded before it); ok is false
+// when nothing was recorded yet.
+func (r *Recorder) Last() (st State, ok bool) {
+	if r.last == nil {
+		return State{}, false
+	}
+	return cloneState(*r.last), true
+}
+
 // Writer returns the underlying store writer (for NewLife and the like;
 // do not write episodes through it while recording).
 func (r *Recorder) Writer() *episodes.Writer { return r.w }

@@ -98,7 +98,7 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 	if len(b.episodes) > 0 {
 		fmt.Fprintf(&w, "[EPISODES] %s\n", strings.Join(b.episodes, " "))
 	}
-	if s.lastFrame != "" {
+	if s.lastFrame != "" && !s.opt.NoObservations {
 		fmt.Fprintf(&w, "[FRAME] %s\n", s.lastFrame)
 	}
 	if len(s.recent) > 0 {

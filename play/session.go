@@ -50,7 +50,13 @@ type Options struct {
 	GovernorRepeats int
 	// NoReflexes turns the reflex checks of procedure calls off.
 	NoReflexes bool
-	Logger     *slog.Logger
+	// NoProcedures ignores the agent's procedures (mine/procedures): a
+	// plan may name atoms only (the no-procedures ablation).
+	NoProcedures bool
+	// NoObservations leaves the [FRAME] line out of the turn block (the
+	// no-observations ablation; the mount hides the frames).
+	NoObservations bool
+	Logger         *slog.Logger
 	// Clock gives times (default time.Now).
 	Clock func() time.Time
 	// Adaptor is the memory inside the loop (adaptor.go): nil, none.
@@ -109,6 +115,9 @@ func NewSession(opt Options) (*Session, error) {
 	}
 	if opt.Procedures == nil {
 		opt.Procedures = &harness.Runner{Dir: opt.Store.Path(episodes.MineDir, "procedures"), Logger: opt.Logger}
+	}
+	if opt.NoProcedures {
+		opt.Procedures.Dir = opt.Store.Path(episodes.MetaDir, "no-procedures") // never created
 	}
 	atoms := specIndex(opt.World.Atoms())
 	opt.Procedures.Atoms = map[string]bool{}

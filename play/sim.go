@@ -24,12 +24,17 @@ type SimWorld struct {
 
 // NewSimWorld starts a sim world at the origin with trees at (5, 0) and
 // (-8, 6) and a hazard (lava, 4 damage) at (3, 3); it records the initial
-// state when the store has no episode yet.
+// state when the store has no episode yet. On a store that has episodes
+// the world starts afresh (at the origin, empty-handed) and its step
+// counter goes on from the last recorded step.
 func NewSimWorld(r *harness.Recorder) (*SimWorld, error) {
 	w := &SimWorld{R: r,
 		Trees:   map[[2]int]bool{{5, 0}: true, {-8, 6}: true},
 		Hazards: map[[2]int]float64{{3, 3}: 4},
 		st:      harness.State{Health: 20, Inventory: map[string]int{}, Extra: map[string]any{"vitals": map[string]any{"breath": 10}}},
+	}
+	if last, ok := r.Last(); ok {
+		w.st.Step = last.Step
 	}
 	if r.NextID() == "ep_000000" {
 		if _, err := r.Initial(w.State(), w.frame()); err != nil {

@@ -32,7 +32,7 @@ func init() {
 	register(&command{
 		name:    "play",
 		summary: "play a task: start the game, record into a store, serve mfmd act (and run an agent command per turn)",
-		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim] [--consolidate-every N] [--adapt] [--llm-cmd CMD] [--static-k]",
+		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim] [--consolidate-every N] [--adapt] [--llm-cmd CMD] [--static-k] [--ablate LIST] [--read-only-mine]",
 		run:     runPlay,
 	})
 }
@@ -65,6 +65,8 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	llmTimeout := fl.Duration("llm-timeout", consolidate.DefaultLLMTimeout, "bound on each --llm-cmd call")
 	staticK := fl.Bool("static-k", false, "freeze the knowledge store: read and offered from, never changed (the static-store ablation)")
 	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
+	ablate := fl.String("ablate", "", "switch parts of the memory off (comma-separated): no-observations (frames, observation/, views and now/ hidden on the mount, no [FRAME] in the turn block), flat (no index.jsonl, grid.jsonl, q/, map/), no-procedures (mine/procedures ignored and hidden), direct (no memory: no mount, an empty memory directory)")
+	readOnlyMine := fl.Bool("read-only-mine", false, "mount mine/ read-only (the memory stays frozen, as in an evaluation's target runs)")
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
 	}
@@ -75,6 +77,15 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	}
 	if *linger < 0 {
 		fmt.Fprintf(stderr, "mfmd play: --linger %s: want a duration of 0 or more (e.g. 15m)\n", *linger)
+		return 2
+	}
+	abl, err := parseAblation(*ablate)
+	if err != nil {
+		fmt.Fprintf(stderr, "mfmd play: %v\n", err)
+		return 2
+	}
+	if abl.Direct && *mnt != "" {
+		fmt.Fprintln(stderr, "mfmd play: --ablate direct plays without memory: give no --mount")
 		return 2
 	}
 	if *taskName == "" || fl.NArg() != 0 {
@@ -160,7 +171,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "play", err)
 		}
 		defer closeHooks()
-		srv, err := mfmfs.Mount(ctx, store, mountAt, mfmfs.Options{Hooks: hooks, Turn: turnLabel})
+		srv, err := mfmfs.Mount(ctx, store, mountAt, mfmfs.Options{Hooks: hooks, Turn: turnLabel, ReadOnly: *readOnlyMine, Ablation: abl.Mount})
 		if err != nil {
 			return fail(stderr, "play", err)
 		}
@@ -180,7 +191,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		})
 		defer unmount()
 	}
-	opts := play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, ConsolidateEvery: *consolidateEvery}
+	opts := play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, ConsolidateEvery: *consolidateEvery, NoProcedures: abl.Mount.NoProcedures, NoObservations: abl.Mount.NoObservations}
 	if *consolidateEvery > 0 || *adapt || *llmCmd != "" {
 		cfg := consolidate.DefaultConfig()
 		cfg.StaticK = *staticK
@@ -217,6 +228,12 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	memory := mountAt
 	if memory == "" {
 		memory = store.Root
+	}
+	if abl.Direct {
+		if memory, err = os.MkdirTemp("", "mfm-play-no-memory-*"); err != nil {
+			return fail(stderr, "play", err)
+		}
+		defer os.RemoveAll(memory)
 	}
 	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget})
 	if err != nil {
@@ -323,6 +340,9 @@ func startWorld(ctx context.Context, kind string, rec *harness.Recorder, seed in
 	stop := func() { g.Stop(); os.RemoveAll(gameDir) }
 	c, err := luanti.NewController(g, rec)
 	if err == nil {
+		if last, ok := rec.Last(); ok {
+			c.Step = last.Step // a store with episodes: a new world, the step counter goes on
+		}
 		c.Ctx = ctx
 		err = c.Calibrate()
 	}

@@ -7,36 +7,61 @@ nothing when it acted; with --print it prints the plan instead and the harness r
 
 With --procedure it writes mine/procedures/go_back.py and goes back to the start by calling it.
 Memory: the start position comes from the record (episodes/ep_000000/state/state.json under
-$MFM_MEMORY). With --notes its memory is mine/ only: at its first turn it writes the start to
-mine/notes.md with the episode it came from, and it knows the start later only from there.
+$MFM_MEMORY), or from the first [STATE] it saw when there is no record (no memory). With
+--notes its memory is mine/ only: at its first turn it writes the start to mine/notes.md with
+the episode it came from, and it knows the start later only from there; the trees it mines are
+noted too ("tree at x=5 z=0"): a later run reads them and walks to the tree instead of
+searching. Notes are not written when mine/ is read-only. Where the world reports no nearest
+tree (the sim), it searches rings around the start, trying mine_ahead at each point, in an
+order set by $MFM_AGENT_SEED.
 With --empty-mine (the control condition) it writes nothing in mine/, so a goal at an unknown
 place (near start r=R) is searched for: a square spiral around where the goal was given,
 legs growing by 2R blocks, one leg per turn (a blocked leg is tried once more, digging
 through, then skipped), until the goal is reached.
-Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N.
+Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N, crafted:ITEM>=N.
 """
 import json, math, os, re, subprocess, sys
 
-text = sys.stdin.read().split("\n# Turn\n", 1)[-1]  # the turn block after the brief
+brief, _, text = sys.stdin.read().rpartition("\n# Turn\n")  # the brief, the turn block
 memory = os.environ.get("MFM_MEMORY", ".")
 work = os.environ.get("MFM_WORK", ".")
 state_file = os.path.join(work, ".scripted_agent.json")
-mem = json.load(open(state_file)) if os.path.exists(state_file) else {"dir": 0}
+seed = int(os.environ.get("MFM_AGENT_SEED", "0") or 0)
+mem = json.load(open(state_file)) if os.path.exists(state_file) else {"dir": seed % 4}
 
 NOTES = "--notes" in sys.argv
 EMPTY_MINE = "--empty-mine" in sys.argv
 notes = os.path.join(memory, "mine", "notes.md")
 
+def note(line):
+    """append a line to mine/notes.md; a read-only or absent memory keeps nothing."""
+    if not NOTES or EMPTY_MINE:
+        return
+    try:
+        os.makedirs(os.path.dirname(notes), exist_ok=True)
+        with open(notes, "a") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass
+
+def read_notes():
+    try:
+        return open(notes).read() if NOTES and not EMPTY_MINE else ""
+    except OSError:
+        return ""
+
 def recorded_start():
-    st = json.load(open(os.path.join(memory, "episodes", "ep_000000", "state", "state.json")))
+    try:
+        st = json.load(open(os.path.join(memory, "episodes", "ep_000000", "state", "state.json")))
+    except OSError:
+        return tuple(mem["first"])  # no record to read: where it first found itself
     return st["pos"]["x"], st["pos"]["z"]
 
 def noted_start():
     """the start as mine/notes.md has it (None when it is not there)."""
-    if os.path.exists(notes):
-        m = re.search(r"start: x=(-?[\d.]+) z=(-?[\d.]+)", open(notes).read())
-        if m:
-            return float(m.group(1)), float(m.group(2))
+    m = re.search(r"start: x=(-?[\d.]+) z=(-?[\d.]+)", read_notes())
+    if m:
+        return float(m.group(1)), float(m.group(2))
     return None
 
 def start_pos():
@@ -45,17 +70,22 @@ def start_pos():
         return noted_start()
     return recorded_start()
 
+pos = re.search(r"\[STATE\] pos=\((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)", text)
+here = (float(pos.group(1)), float(pos.group(3))) if pos else (0.0, 0.0)
+mem.setdefault("first", here)
+
 if NOTES and not EMPTY_MINE and not mem.get("noted"):
     # the first turn: note the start, citing the episode it comes from
     if noted_start() is None:
         x, z = recorded_start()
-        os.makedirs(os.path.dirname(notes), exist_ok=True)
-        with open(notes, "a") as f:
-            f.write(f"- start: x={x} z={z} (ep_000000)\n")
+        note(f"- start: x={x} z={z} (ep_000000)")
     mem["noted"] = True
 
-pos = re.search(r"\[STATE\] pos=\((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)", text)
-here = (float(pos.group(1)), float(pos.group(3))) if pos else (0.0, 0.0)
+for tx, ty, tz in re.findall(r"^\[EVENT\] mine_block tree at (-?\d+),(-?\d+),(-?\d+)", text, re.M):
+    if mem.get("tree") != [int(tx), int(tz), int(ty)]:
+        mem["tree"] = [int(tx), int(tz), int(ty)]
+        if f"tree at x={tx} z={tz} " not in read_notes():
+            note(f"- tree at x={tx} z={tz} y={ty} (mined there)")
 goal = re.search(r"^\[GOAL\] [\w-]+: (.+?)(?: -- .*)?$", text, re.M)
 when = goal.group(1) if goal else ""
 failed = "FAILED" in text.split("[STATE]")[0]
@@ -133,11 +163,28 @@ elif m := re.search(r"near (-?[\d.]+),\s*(-?[\d.]+) r=([\d.]+)$", when):
     plan = walk(float(m.group(1)), float(m.group(2)), min(float(m.group(3)) / 2, 1.0))
 elif re.match(r"tree>=\d+", when):
     t = re.search(r"nearest tree: tree at (-?\d+),(-?\d+),(-?\d+)", text)
+    known = re.search(r"tree at x=(-?\d+) z=(-?\d+) y=(-?\d+)", read_notes())
     if t:
         x, y, z = (int(v) for v in t.groups())
         plan = walk(x, z, 1.5) + f"; look_at x={x} y={y + 1} z={z}; mine_ahead; collect_drops item=tree"
-    else:
+    elif (mem.get("tree") or known) and not mem.get("fails"):
+        # a tree the record or the notes know: no search
+        x, z, y = mem.get("tree") or (int(known.group(1)), int(known.group(2)), int(known.group(3)))
+        plan = f"go_to x={x} z={z} within=1; mine_ahead"
+        if "scan_around" in brief:
+            plan = walk(x, z, 1.5) + f"; look_at x={x} y={y} z={z}; mine_ahead; collect_drops item=tree"
+    elif "scan_around" in brief:
         plan = "scan_around"
+    else:
+        # search: rings of radius 2.5, 5, 7.5, 10 around the start, 8 points each
+        i = mem.get("search", 0)
+        mem["search"] = i + 1
+        sx, sz = start_pos() or recorded_start()
+        ring, k = (i // 8) % 4, (i + seed) % 8
+        r, a = 2.5 * (ring + 1), math.radians(45 * k)
+        plan = f"go_to x={sx + r * math.cos(a):.2f} z={sz + r * math.sin(a):.2f} within=0.5; mine_ahead"
+elif m := re.match(r"crafted:(\w+)>=\d+", when):
+    plan = f"craft item={m.group(1)} n=1"
 json.dump(mem, open(state_file, "w"))
 
 if "--print" in sys.argv:

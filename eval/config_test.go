@@ -1,0 +1,99 @@
+package eval
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+const goodConfig = `{"name": "x", "world": "sim", "target": ["sim-logs"], "related": ["a", "b", "c"], "unrelated": ["u"],
+ "ablations": ["flat", "direct"], "seeds": [1, 2], "source_steps": 100, "agent_cmd": "agent"}`
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(goodConfig), "/cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Conditions, Conditions) || c.AblationCondition != Related || c.AgentTimeout != "10m" || c.tasksDir() != "/cfg/tasks" {
+		t.Errorf("defaults: %+v", c)
+	}
+	if got := c.Source(Shuffled); !slices.Equal(got, []string{"c", "b", "a"}) || !slices.Equal(c.Related, []string{"a", "b", "c"}) {
+		t.Errorf("shuffled %v, related %v: want the related sequence reversed, related untouched", got, c.Related)
+	}
+	if c.Source(NoPrior) != nil {
+		t.Error("no-prior has a source")
+	}
+	bad := []struct{ edit, want string }{
+		{`"name": "x"`, `"name": "a b"`},
+		{`"world": "sim"`, `"world": "minecraft"`},
+		{`"target": ["sim-logs"]`, `"target": []`},
+		{`"seeds": [1, 2]`, `"seeds": [1, 1]`},
+		{`"seeds": [1, 2]`, `"seeds": []`},
+		{`"source_steps": 100`, `"source_steps": 0`},
+		{`"agent_cmd": "agent"`, `"agent_cmd": " "`},
+		{`"ablations": ["flat", "direct"]`, `"ablations": ["flat", "flat"]`},
+		{`"ablations": ["flat", "direct"]`, `"ablations": ["no-memory"]`},
+		{`"related": ["a", "b", "c"], `, ``},
+		{`"unrelated": ["u"],`, `"unrelated": ["u"], "extra": 1,`},
+		{`"target": ["sim-logs"]`, `"target": ["../x"]`},
+	}
+	for _, tc := range bad {
+		src := strings.Replace(goodConfig, tc.edit, tc.want, 1)
+		if _, err := ParseConfig([]byte(src), "/cfg"); err == nil {
+			t.Errorf("%s: accepted", tc.want)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	c, err := ParseConfig([]byte(goodConfig), "/cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := c.Plan()
+	// per seed: 3 sources (related, unrelated, shuffled), 4 conditions, 2 ablations
+	if len(units) != 2*(3+4+2) {
+		t.Fatalf("%d units", len(units))
+	}
+	pos := map[string]int{}
+	for i, u := range units {
+		if _, dup := pos[u.ID]; dup {
+			t.Errorf("unit %s twice", u.ID)
+		}
+		pos[u.ID] = i
+	}
+	for _, u := range units {
+		if u.Kind != KindTarget {
+			continue
+		}
+		if (u.Condition == NoPrior) != (u.Source == "") {
+			t.Errorf("%s: source %q", u.ID, u.Source)
+		}
+		if u.Source != "" && pos[u.Source] > pos[u.ID] {
+			t.Errorf("%s runs before its source %s", u.ID, u.Source)
+		}
+	}
+	if u := units[pos["target/related+flat/seed-2"]]; u.Source != "source/related/seed-2" || u.Seed != 2 {
+		t.Errorf("ablation unit %+v", u)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(goodConfig))
+	f.Add([]byte(`{"name": "n", "target": ["t"], "conditions": ["no-prior"], "seeds": [0], "agent_cmd": "a"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfig(b, "/d")
+		if err != nil {
+			return
+		}
+		if len(c.Target) == 0 || len(c.Seeds) == 0 || c.AgentCmd == "" {
+			t.Fatalf("accepted an incomplete config: %+v", c)
+		}
+		for _, u := range c.Plan() {
+			if u.Kind == KindTarget && u.Condition != NoPrior && u.Source == "" {
+				t.Fatalf("target %s without a source", u.ID)
+			}
+		}
+	})
+}

@@ -1,0 +1,133 @@
+package eval
+
+// The metrics of a target run, all from its plays' run.json milestones
+// and their steps. Every metric the report prints is computed in this
+// file, so that scoring can be switched to package audit's functions in
+// one place.
+
+import (
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/mfm-project/mfm/play"
+)
+
+// reachedOf counts a run's milestones reached and planned. For an
+// ordered task a milestone counts only when every one before it was
+// reached (the stop at the first failing stage).
+func reachedOf(run play.RunRecord) (reached, planned int) {
+	planned = len(run.Milestones)
+	for _, m := range run.Milestones {
+		if !m.Reached {
+			if run.Task.Ordered {
+				break
+			}
+			continue
+		}
+		reached++
+	}
+	return reached, planned
+}
+
+// Score is one target run's metrics.
+type Score struct {
+	Reached int // milestones reached over the target sequence
+	Planned int
+	// TSR is Reached / Planned: the stage success rate over the planned
+	// milestones, stopping at the first failing one of an ordered task.
+	TSR   float64
+	Steps int  // environment steps used over the sequence
+	Done  bool // every play ended done
+}
+
+// ScoreOf scores a target result.
+func ScoreOf(res Result) Score {
+	var s Score
+	s.Done = len(res.Runs) > 0
+	for _, p := range res.Runs {
+		r, n := reachedOf(p.Run)
+		s.Reached += r
+		s.Planned += n
+		s.Steps += p.Run.StepsUsed
+		s.Done = s.Done && p.Run.Termination == play.EndDone
+	}
+	if s.Planned > 0 {
+		s.TSR = float64(s.Reached) / float64(s.Planned)
+	}
+	return s
+}
+
+// Curve is the milestones a target run had reached by each step, over
+// its sequence (the steps of later plays follow the earlier ones'):
+// Steps[i] is when the (i+1)-th milestone was reached.
+func Curve(res Result) []int {
+	var steps []int
+	offset := 0
+	for _, p := range res.Runs {
+		for _, m := range p.Run.Milestones {
+			if m.Reached {
+				steps = append(steps, offset+int(m.StepsFromStart))
+			}
+		}
+		offset += p.Run.StepsUsed
+	}
+	sort.Ints(steps)
+	return steps
+}
+
+// reachedBy is how many milestones the curve has reached by step x.
+func reachedBy(curve []int, x int) int {
+	return sort.SearchInts(curve, x+1)
+}
+
+// Summary is a sample's mean, standard deviation and 95% t-interval of
+// the mean (the interval is NaN for fewer than two values).
+type Summary struct {
+	N           int
+	Mean, Std   float64
+	Low, High   float64
+	HasInterval bool
+}
+
+// Summarize summarises xs.
+func Summarize(xs []float64) Summary {
+	s := Summary{N: len(xs), Low: math.NaN(), High: math.NaN()}
+	if len(xs) == 0 {
+		s.Mean, s.Std = math.NaN(), math.NaN()
+		return s
+	}
+	s.Mean = stat.Mean(xs, nil)
+	if len(xs) < 2 {
+		return s
+	}
+	s.Std = stat.StdDev(xs, nil)
+	half := tQuantile(len(xs)-1) * s.Std / math.Sqrt(float64(len(xs)))
+	s.Low, s.High, s.HasInterval = s.Mean-half, s.Mean+half, true
+	return s
+}
+
+// tQuantile is the two-sided 95% quantile of Student's t with df degrees
+// of freedom.
+func tQuantile(df int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
+}
+
+// Paired is the paired contrast of a metric between two arms over the
+// seeds both have: the per-seed differences (arm − baseline) summarised.
+func Paired(arm, base map[int64]float64) (Summary, []int64) {
+	var seeds []int64
+	for s := range arm {
+		if _, ok := base[s]; ok {
+			seeds = append(seeds, s)
+		}
+	}
+	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+	d := make([]float64, len(seeds))
+	for i, s := range seeds {
+		d[i] = arm[s] - base[s]
+	}
+	return Summarize(d), seeds
+}
