@@ -24,6 +24,9 @@ type BriefInfo struct {
 	Store   string
 	Socket  string
 	Budget  int // 0: the task's
+	// MineFrozen says mine/ is mounted read-only for the run: the brief
+	// says the memory is frozen instead of asking for notes.
+	MineFrozen bool
 }
 
 // Brief renders the standing brief for an agent playing t: the task,
@@ -43,12 +46,12 @@ func Brief(b BriefInfo) (string, error) {
 	d := struct {
 		Name, Instruction, Game, Mount, Store, Socket, RawKeys, Kit string
 		Budget, PlanCap, Undisclosed                                int
-		Ordered                                                     bool
+		Ordered, MineFrozen                                         bool
 		Goals                                                       []goal
 		Atoms                                                       []atom
 		Conventions                                                 []string
 	}{Conventions: Conventions, Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
-		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered}
+		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered, MineFrozen: b.MineFrozen}
 	d.Kit = "nothing"
 	if len(t.StartKit) > 0 {
 		var kit []string
@@ -73,4 +76,26 @@ func Brief(b BriefInfo) (string, error) {
 		return "", fmt.Errorf("play: brief: %w", err)
 	}
 	return w.String(), nil
+}
+
+// BriefFiles are the names the brief is written under in an agent's work
+// directory: BRIEF.md, and AGENTS.md, which coding agent CLIs read by
+// themselves.
+var BriefFiles = []string{"BRIEF.md", "AGENTS.md"}
+
+// BriefFile is the brief as written to the work directory's file name:
+// a first line says the other of BriefFiles holds the same text, so an
+// agent reads one of them.
+func BriefFile(name, brief string) string {
+	var others []string
+	for _, f := range BriefFiles {
+		if f != name {
+			others = append(others, f)
+		}
+	}
+	if len(others) == len(BriefFiles) {
+		return brief
+	}
+	return fmt.Sprintf("> %s and %s in this directory hold the same brief (agent CLIs read AGENTS.md by themselves): read one of them.\n\n%s",
+		name, strings.Join(others, " and "), brief)
 }

@@ -50,6 +50,10 @@ type Options struct {
 	GovernorRepeats int
 	// NoReflexes turns the reflex checks of procedure calls off.
 	NoReflexes bool
+	// MineFrozen says mine/ is mounted read-only (an evaluation's target
+	// runs): the [END] line says the memory is frozen instead of asking
+	// for notes.
+	MineFrozen bool
 	Logger     *slog.Logger
 	// Clock gives times (default time.Now).
 	Clock func() time.Time
@@ -242,6 +246,9 @@ func (s *Session) endedError() error {
 // notesNow tells the agent to write its notes while the memory is still
 // there.
 func (s *Session) notesNow() string {
+	if s.opt.MineFrozen {
+		return fmt.Sprintf("The memory is frozen for this run: %s is read-only, so there are no notes to write; mfmd act no longer acts, see run.json", s.shownMine(""))
+	}
 	return fmt.Sprintf("Write your notes now in %s (notes.md, working.md, procedures/): mfmd act no longer acts, "+
 		"the memory stays until mfmd play is stopped (Ctrl-C) or its --linger runs out; see run.json", s.shownMine(""))
 }

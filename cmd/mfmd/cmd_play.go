@@ -202,7 +202,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "play", err)
 	}
 	for _, name := range briefFiles {
-		if err := os.WriteFile(filepath.Join(workDir, name), []byte(brief), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(workDir, name), []byte(play.BriefFile(name, brief)), 0o644); err != nil {
 			return fail(stderr, "play", fmt.Errorf("write the brief: %w", err))
 		}
 	}
