@@ -86,7 +86,7 @@ var atoms = []atom{
 		}
 		return c.Place()
 	}),
-	def("craft", "craft n of item through the game's recipes from the inventory (e.g. wood from tree, stick, pick_wood, furnace, torch); fails naming what is missing", play.Params("item:string", "n:int=1"), fixed(62), func(c *ctl, a arg) (res, error) { return c.Craft(a.String("item"), a.Int("n")) }),
+	def("craft", "craft item through the game's recipes from the inventory (e.g. wood from tree, stick, pick_wood, furnace, torch) until at least n of it are made: n counts items, not recipe runs (whole runs: n=5 wood takes 2 tree and makes 8); fails saying how many were made and what is missing", play.Params("item:string", "n:int=1"), fixed(62), func(c *ctl, a arg) (res, error) { return c.Craft(a.String("item"), a.Int("n")) }),
 	def("equip", "put item in the hand (moved into the hotbar if needed)", play.Params("item:string"), fixed(72), func(c *ctl, a arg) (res, error) { return c.Equip(a.String("item")) }),
 	def("smelt", "load the furnace in front with n item and fuel_n fuel, wait, take the products", play.Params("item:string", "fuel:string=coal_lump", "n:int=1", "fuel_n:int=1"), perN(40, 102), func(c *ctl, a arg) (res, error) {
 		return c.Smelt(a.String("item"), a.String("fuel"), a.Int("n"), a.Int("fuel_n"))

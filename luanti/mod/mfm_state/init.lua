@@ -357,11 +357,12 @@ commands.setnode = function(player, c)
 	return true, "set " .. c.node
 end
 
--- craft: crafts item until at least n of it were made, through the
--- game's own recipe engine (minetest.get_craft_result) on a grid filled
--- from the player's inventory: the inputs are taken, the output and any
--- replacements given. "group:x" inputs take any inventory item of that
--- group. Not the GUI: no mouse input is involved.
+-- craft: crafts item until at least n of it were made (n counts items,
+-- not recipe runs: whole runs), through the game's own recipe engine
+-- (minetest.get_craft_result) on a grid filled from the player's
+-- inventory: the inputs are taken, the output and any replacements
+-- given. "group:x" inputs take any inventory item of that group. Not the
+-- GUI: no mouse input is involved.
 local function group_match(name, want)
 	if want:sub(1, 6) ~= "group:" then return name == want end
 	for g in string.gmatch(want:sub(7), "[^,]+") do
@@ -452,18 +453,26 @@ commands.craft = function(player, c)
 	if type(item) ~= "string" or not minetest.registered_items[item] then
 		return false, "craft needs item, a registered item name (e.g. default:wood)"
 	end
-	local made, used = 0, {}
+	local short = item:gsub("^default:", "")
+	-- n counts the items wanted, not recipe runs: whole runs are crafted
+	-- until at least n were made. per is what one run takes and gives.
+	local made, used, runs, per = 0, {}, 0, nil
+	local function runs_text()
+		return string.format("%d run%s of %s", runs, runs == 1 and "" or "s", per)
+	end
 	while made < n do
 		local got, u = craft_once(player, item)
 		if not got then
 			if made == 0 then return false, u end
-			return false, string.format("made %d of %d %s, then %s", made, n, item, u), {made = made}
+			return false, string.format("made %d of %d %s (%s), then %s", made, n, short, runs_text(), u), {made = made}
 		end
+		runs = runs + 1
+		per = per or (describe(u) .. " → " .. got .. " " .. short)
 		made = made + got
 		for k, v in pairs(u) do used[k] = (used[k] or 0) + v end
 	end
 	ev({type = "craft", item = item, count = made})
-	return true, string.format("crafted %d %s from %s", made, item:gsub("^default:", ""), describe(used)), {made = made}
+	return true, string.format("crafted %d %s from %s (%s)", made, short, describe(used), runs_text()), {made = made}
 end
 
 -- hotbar: moves item into the hotbar (first empty hotbar slot, else the
