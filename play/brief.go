@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/mfm-project/mfm/harness"
 	"github.com/mfm-project/mfm/task"
 )
 
@@ -98,4 +99,30 @@ func BriefFile(name, brief string) string {
 	}
 	return fmt.Sprintf("> %s and %s in this directory hold the same brief (agent CLIs read AGENTS.md by themselves): read one of them.\n\n%s",
 		name, strings.Join(others, " and "), brief)
+}
+
+// procSignature is a procedure as mfmd act --list shows it: its declared
+// parameters with their defaults, "dig_cobble(n=4, craft=True)".
+func procSignature(p *harness.Procedure) string {
+	ps := make([]string, 0, len(p.Params))
+	for _, prm := range p.Params {
+		if prm.Default != "" {
+			ps = append(ps, prm.Name+"="+prm.Default)
+		} else {
+			ps = append(ps, prm.Name)
+		}
+	}
+	return p.Name + "(" + strings.Join(ps, ", ") + ")"
+}
+
+// procParamDocs is a line per described parameter, under the procedure's
+// description.
+func procParamDocs(p *harness.Procedure) string {
+	var b strings.Builder
+	for _, prm := range p.Params {
+		if prm.Description != "" {
+			fmt.Fprintf(&b, "        %s: %s\n", prm.Name, prm.Description)
+		}
+	}
+	return b.String()
 }

@@ -793,15 +793,11 @@ func (s *Session) ListAtoms() string {
 		fmt.Fprintln(&w, "  (none yet: write one, see the brief)")
 	}
 	for _, p := range procs {
-		var ps []string
-		for _, prm := range p.Params {
-			ps = append(ps, prm.Name)
-		}
 		dis := ""
 		if p.IsDisabled() {
 			dis = " [disabled: " + p.Disabled + "]"
 		}
-		fmt.Fprintf(&w, "  %s(%s)%s\n      %s\n", p.Name, strings.Join(ps, ", "), dis, p.Description)
+		fmt.Fprintf(&w, "  %s%s\n      %s\n%s", procSignature(p), dis, p.Description, procParamDocs(p))
 	}
 	for _, e := range bad {
 		fmt.Fprintf(&w, "  unusable: %v\n", e)
