@@ -46,6 +46,7 @@ func Brief(b BriefInfo) (string, error) {
 	}
 	d := struct {
 		Name, Instruction, Game, Mount, Store, Socket, RawKeys, Kit string
+		FirstGoal                                                   string
 		Budget, PlanCap, Undisclosed                                int
 		Ordered, MineFrozen                                         bool
 		Goals                                                       []goal
@@ -68,6 +69,9 @@ func Brief(b BriefInfo) (string, error) {
 			continue
 		}
 		d.Goals = append(d.Goals, goal{m.Name, m.When, m.Hint})
+	}
+	if len(t.Milestones) > 0 {
+		d.FirstGoal = t.Milestones[0].Name
 	}
 	for _, a := range b.Atoms {
 		d.Atoms = append(d.Atoms, atom{a.signature(), a.Doc})

@@ -127,6 +127,7 @@ func NewSession(opt Options) (*Session, error) {
 	s.startStep = st.Step
 	s.tracker.SetStart(st)
 	s.tracker.Observe(task.Observation{Step: st.Step, State: st})
+	s.markGoals(st)
 	// the store's existing episodes are not this run's
 	if fi, err := os.Stat(life.IndexPath()); err == nil {
 		s.indexOff = fi.Size()

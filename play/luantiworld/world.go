@@ -126,6 +126,14 @@ func New(c *luanti.Controller) *World {
 	return w
 }
 
+// Recorder is the recorder the controller records through.
+func (w *World) Recorder() *harness.Recorder {
+	if w.C == nil {
+		return nil
+	}
+	return w.C.R
+}
+
 // Atoms lists the atoms.
 func (w *World) Atoms() []play.AtomSpec {
 	out := make([]play.AtomSpec, len(atoms))
