@@ -182,6 +182,15 @@ minetest.register_on_item_eat(function(hp_change, replace_with_item, itemstack, 
 	ev({type = "eat", item = itemstack:get_name(), hp = hp_change})
 end)
 
+-- reach is how far the wielded item digs and places: its range, else
+-- the hand's, else the engine's default of 4 blocks (from the eye).
+local function reach(name)
+	local def = minetest.registered_items[name]
+	if def and def.range then return def.range end
+	local hand = minetest.registered_items[""]
+	return hand and hand.range or 4
+end
+
 local function wielded_use(name)
 	local def = minetest.registered_items[name]
 	if def and def.on_use then return "use" end
@@ -413,12 +422,16 @@ local function describe(t)
 	return table.concat(parts, ", ")
 end
 
-local function craft_once(player, item)
+-- craft_once crafts one run of a recipe of item. It returns how many
+-- were made, what was used and the recipe's index, or nil and what is
+-- missing: for recipe index want when given (the recipe earlier runs
+-- used), else for the recipe that lacks the fewest items.
+local function craft_once(player, item, want)
 	local inv = player:get_inventory()
 	local recipes = minetest.get_all_craft_recipes(item)
 	if not recipes then return nil, "no recipe makes " .. item end
-	local missing_note
-	for _, r in ipairs(recipes) do
+	local missing_note, fewest
+	for idx, r in ipairs(recipes) do
 		if r.method == "normal" then
 			local grid, missing = fill_grid(inv_counts(inv), r)
 			if grid then
@@ -438,10 +451,16 @@ local function craft_once(player, item)
 					end
 					for _, rep in ipairs(out.replacements or {}) do inv:add_item("main", rep) end
 					inv:add_item("main", out.item)
-					return out.item:get_count(), used
+					return out.item:get_count(), used, idx
 				end
-			elseif not missing_note then
-				missing_note = "missing " .. describe(missing)
+			else
+				local n = 0
+				for _, v in pairs(missing) do n = n + v end
+				if idx == want then
+					missing_note, fewest = "missing " .. describe(missing), -1
+				elseif not fewest or (fewest >= 0 and n < fewest) then
+					missing_note, fewest = "missing " .. describe(missing), n
+				end
 			end
 		end
 	end
@@ -456,17 +475,17 @@ commands.craft = function(player, c)
 	local short = item:gsub("^default:", "")
 	-- n counts the items wanted, not recipe runs: whole runs are crafted
 	-- until at least n were made. per is what one run takes and gives.
-	local made, used, runs, per = 0, {}, 0, nil
+	local made, used, runs, per, recipe = 0, {}, 0, nil, nil
 	local function runs_text()
 		return string.format("%d run%s of %s", runs, runs == 1 and "" or "s", per)
 	end
 	while made < n do
-		local got, u = craft_once(player, item)
+		local got, u, idx = craft_once(player, item, recipe)
 		if not got then
 			if made == 0 then return false, u end
 			return false, string.format("made %d of %d %s (%s), then %s", made, n, short, runs_text(), u), {made = made}
 		end
-		runs = runs + 1
+		runs, recipe = runs + 1, recipe or idx
 		per = per or (describe(u) .. " → " .. got .. " " .. short)
 		made = made + got
 		for k, v in pairs(u) do used[k] = (used[k] or 0) + v end
@@ -690,6 +709,7 @@ minetest.register_globalstep(function(dtime)
 			-- how the wielded item is used: "use" (left click runs its on_use:
 			-- food, hoes, buckets) or "place" (right click)
 			wielded_use = wielded_use(player:get_wielded_item():get_name()),
+			reach = reach(player:get_wielded_item():get_name()),
 			wield_index = player:get_wield_index(),
 			hotbar = hotbar,
 			inventory = inv,
