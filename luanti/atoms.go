@@ -122,7 +122,11 @@ func (c *Controller) GoTo(x, z, within float64) (Result, error) {
 	budget := int(d0*4) + 40
 	best, bestAt := d0, 0
 	var slow int
+	ground := c.Cur // the latest state on the ground: what blocks is said from there, not mid-jump
 	return c.Run(harness.Call{Kind: "go_to", Args: args("x", x, "z", z, "within", within), Budget: int64(budget)}, budget, func(i int, s Raw, _ []Event) (Input, bool, Result) {
+		if !airborne(s) && s.Below != "air" { // at a jump's top the speed is nil, but not the air below
+			ground = s
+		}
 		d := math.Hypot(x-s.Pos.X, z-s.Pos.Z)
 		if d <= within {
 			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("arrived %.1f from the target", d)}
@@ -131,7 +135,7 @@ func (c *Controller) GoTo(x, z, within float64) (Result, error) {
 			best, bestAt = d, i
 		}
 		if i-bestAt > 30 {
-			return Input{}, true, Result{Note: fmt.Sprintf("blocked: no progress for 3 s, %.1f blocks short; %s", d, blockedBy(s))}
+			return Input{}, true, Result{Note: fmt.Sprintf("blocked: no progress for 3 s, %.1f blocks short; %s", d, blockedBy(ground))}
 		}
 		if i >= budget {
 			return Input{}, true, Result{Note: fmt.Sprintf("out of time %.1f blocks short", d)}
