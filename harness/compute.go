@@ -118,6 +118,9 @@ func Compute(call Call, start State, steps []Step, notes []string, opt Options) 
 	}
 	o.Tags = []string{}
 	add("milestone", len(o.Milestones) > 0)
+	for _, m := range o.Milestones {
+		add(m, strings.HasPrefix(m, GoalPrefix)) // a task's goal: goal:NAME
+	}
 	add("inventory_changed", len(o.InventoryDelta) > 0)
 	add("stuck", o.Stuck)
 	add("damage", o.Damage > 0 || slices.Contains(eventTags, "damage"))

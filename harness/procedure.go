@@ -28,6 +28,9 @@ const (
 type Param struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Default is the declared default as written ("4", "True",
+	// "\"stone\""); "" when none is declared.
+	Default string `json:"default,omitempty"`
 }
 
 // Procedure is an agent-written script in mine/procedures/ or
@@ -35,8 +38,8 @@ type Param struct {
 //
 //	"""NAME: one-line description."""        (Python docstring) or
 //	# NAME: one-line description               (first comment line)
-//	PARAMS = {"x": "screen x 0-640", ...}      (Python, one line) or
-//	# mfm-param: x: screen x 0-640             (any language)
+//	PARAMS = {"x": "screen x 0-640", "n": 4}  (Python; a string is a description, another value a default) or
+//	# mfm-param: x=0: screen x 0-640           (any language; =default optional)
 //	# mfm-when: health_prev - health >= 3      (reflexes: run only when it holds)
 //	# mfm-timeout: 5s                          (at most the runner's timeout)
 //	# mfm-disabled: reason                     (kept on disk, refused)
@@ -224,8 +227,9 @@ func parseHeader(p *Procedure, head []byte) {
 				}
 			case "param":
 				name, desc, _ := strings.Cut(val, ":")
+				name, def, _ := strings.Cut(name, "=")
 				if n := strings.TrimSpace(name); n != "" {
-					p.Params = append(p.Params, Param{Name: n, Description: strings.TrimSpace(desc)})
+					p.Params = append(p.Params, Param{Name: n, Description: strings.TrimSpace(desc), Default: strings.TrimSpace(def)})
 				}
 			}
 			continue
@@ -251,9 +255,17 @@ func parseHeader(p *Procedure, head []byte) {
 		}
 	}
 	if len(p.Params) == 0 {
+		if loc := paramsStartRe.FindIndex(head); loc != nil {
+			p.Params = parsePyParams(string(head[loc[1]-1:]))
+		}
+	}
+	if len(p.Params) == 0 {
 		if m := paramsRe.FindSubmatch(head); m != nil {
 			p.Params = parseParams(m[1])
 		}
+	}
+	if p.Params == nil {
+		p.Params = []Param{}
 	}
 }
 
@@ -265,7 +277,9 @@ func parseParams(lit []byte) []Param {
 	if json.Unmarshal(lit, &m) == nil {
 		// keep the file's order: find each key's position
 		for k, v := range m {
-			out = append(out, Param{Name: k, Description: fmt.Sprint(v)})
+			if validParamName(k) {
+				out = append(out, Param{Name: k, Description: strings.Join(strings.Fields(fmt.Sprint(v)), " ")})
+			}
 		}
 		sort.Slice(out, func(i, j int) bool {
 			return bytes.Index(lit, []byte(`"`+out[i].Name+`"`)) < bytes.Index(lit, []byte(`"`+out[j].Name+`"`))

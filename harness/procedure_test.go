@@ -427,6 +427,11 @@ func FuzzProcedureHeader(f *testing.F) {
 		if strings.ContainsAny(p.Description, "\n") {
 			t.Fatalf("description has a newline: %q", p.Description)
 		}
+		for _, prm := range p.Params {
+			if prm.Name == "" || strings.ContainsAny(prm.Description+prm.Default, "\n") {
+				t.Fatalf("param %+v: no name, or a newline in its description or default", prm)
+			}
+		}
 	})
 }
 

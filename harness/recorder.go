@@ -143,7 +143,22 @@ type Recorder struct {
 	// lifeHasRows: the current life has an index row (an initial episode
 	// can only be a life's first).
 	lifeHasRows bool
+	// milestoneHook names milestones reached by a step (SetMilestoneHook)
+	milestoneHook func(Step) []string
 }
+
+// GoalPrefix starts the milestone names of a task's goals ("goal:log"),
+// which a play session adds to the recorded states (SetMilestoneHook);
+// an episode that reaches one is tagged with that name. Milestones
+// without it are the harness's own.
+const GoalPrefix = "goal:"
+
+// SetMilestoneHook has f called with every step Step accepts, in order,
+// before it is recorded; the names f returns (cumulative: every milestone
+// reached so far) are added to the step state's milestones. A play
+// session uses it to record its task's goals (GoalPrefix) in the episodes
+// that reach them. Nil removes the hook.
+func (r *Recorder) SetMilestoneHook(f func(Step) []string) { r.milestoneHook = f }
 
 // ErrNoEpisode is returned by Step, Note and End outside an episode. Its
 // text names the protocol's ops (begin, call), which are Begin and
@@ -342,6 +357,17 @@ func (r *Recorder) Step(s Step) error {
 		var err error
 		if pngData, err = encodePNG(s.Frame); err != nil {
 			return fmt.Errorf("step %d: %w", s.State.Step, err)
+		}
+	}
+	if r.milestoneHook != nil {
+		var add []string
+		for _, m := range r.milestoneHook(s) {
+			if m != "" && len(m) <= MaxNameBytes && !slices.Contains(s.State.Milestones, m) && !slices.Contains(add, m) {
+				add = append(add, m)
+			}
+		}
+		if len(add) > 0 {
+			s.State.Milestones = append(slices.Clone(s.State.Milestones), add...)
 		}
 	}
 	if !ep.hasStart {

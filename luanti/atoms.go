@@ -122,7 +122,11 @@ func (c *Controller) GoTo(x, z, within float64) (Result, error) {
 	budget := int(d0*4) + 40
 	best, bestAt := d0, 0
 	var slow int
+	ground := c.Cur // the latest state on the ground: what blocks is said from there, not mid-jump
 	return c.Run(harness.Call{Kind: "go_to", Args: args("x", x, "z", z, "within", within), Budget: int64(budget)}, budget, func(i int, s Raw, _ []Event) (Input, bool, Result) {
+		if !airborne(s) && s.Below != "air" { // at a jump's top the speed is nil, but not the air below
+			ground = s
+		}
 		d := math.Hypot(x-s.Pos.X, z-s.Pos.Z)
 		if d <= within {
 			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("arrived %.1f from the target", d)}
@@ -131,7 +135,7 @@ func (c *Controller) GoTo(x, z, within float64) (Result, error) {
 			best, bestAt = d, i
 		}
 		if i-bestAt > 30 {
-			return Input{}, true, Result{Note: fmt.Sprintf("blocked: no progress for 3 s, %.1f blocks short; %s", d, blockedBy(s))}
+			return Input{}, true, Result{Note: fmt.Sprintf("blocked: no progress for 3 s, %.1f blocks short; %s", d, blockedBy(ground))}
 		}
 		if i >= budget {
 			return Input{}, true, Result{Note: fmt.Sprintf("out of time %.1f blocks short", d)}
@@ -164,16 +168,42 @@ func blockedBy(s Raw) string {
 	return fmt.Sprintf("nothing solid one step ahead (%s at feet level, %s at head level at %v,%v,%v): a drop, a ledge beside, or something wider than a block", shortName(a.Feet), shortName(a.Head), a.Pos.X, a.Pos.Y, a.Pos.Z)
 }
 
+// DefaultReach is how far the engine lets the hand dig and place, from
+// the eye, when the state gives no reach (no item of minetest_game sets
+// a range of its own).
+const DefaultReach = 4.0
+
+// outOfReach says why the pointed block p cannot be dug from where the
+// player is: the crosshair meets it further from the eye than the held
+// item reaches (the state's pointed node is looked for within 5 blocks,
+// the game digs within 4). "" when it is in reach.
+func outOfReach(s Raw, p *Pointed) string {
+	reach := s.Reach
+	if reach <= 0 {
+		reach = DefaultReach
+	}
+	if p == nil || p.Dist <= reach {
+		return ""
+	}
+	return fmt.Sprintf("the %s at %v,%v,%v is %.1f blocks from your eye, out of reach (the game digs within %g): walk closer first, e.g. go_to x=%v z=%v within=2",
+		shortName(p.Node), p.Under.X, p.Under.Y, p.Under.Z, p.Dist, reach, p.Under.X, p.Under.Z)
+}
+
 // MineAhead holds the dig button on the pointed block until it breaks.
+// A block beyond the game's reach fails at once, saying how far it is.
 func (c *Controller) MineAhead() (Result, error) {
 	p := c.Cur.PointedAt()
 	target := "nothing"
 	if p != nil {
 		target = shortName(p.Node)
 	}
+	far := outOfReach(c.Cur, p)
 	return c.Run(harness.Call{Kind: "mine_ahead", Args: args("block", target)}, 80, func(i int, s Raw, ev []Event) (Input, bool, Result) {
 		if p == nil {
-			return Input{}, true, Result{Note: "nothing in reach to mine"}
+			return Input{}, true, Result{Note: "nothing in the crosshair within 5 blocks to mine"}
+		}
+		if far != "" {
+			return Input{}, true, Result{Note: far}
 		}
 		for _, e := range s.Events {
 			if e.Type == "dig" {

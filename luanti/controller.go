@@ -437,6 +437,18 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 			}
 		}
 	}
+	// What the atom dug drops to the ground; the player picks a drop up
+	// once it is 0.6 s old: the episode goes on (a few ticks at most)
+	// until the drops within pickup range are picked up, so they show in
+	// this episode's inventory, and says where any drop was left.
+	more, left, err := c.settleDrops(ticks)
+	if err != nil {
+		return Result{}, err
+	}
+	ticks = append(ticks, more...)
+	if left != "" {
+		res.Note = strings.TrimPrefix(res.Note+"; "+left, "; ")
+	}
 	if len(ticks) == 0 {
 		t, err := c.advance()
 		if err != nil {
@@ -644,4 +656,74 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(k)
 	return k
+}
+
+// DropSettleTicks bounds how long an episode that dug something waits
+// for the drops within pickup range to be picked up (the state mod picks
+// up items 0.6 s old within 1.2 blocks).
+const DropSettleTicks = 8
+
+// pickupRange is how close a drop must be to the player's middle (0.5
+// above the feet) to be picked up, with a little margin.
+const pickupRange = 1.25
+
+// settleDrops advances while a drop of a block dug in ticks lies within
+// pickup range, at most DropSettleTicks ticks (and two ticks for a drop
+// to appear), and returns the ticks and a note naming each drop still on
+// the ground: "the drop (tree) is on the ground at -70,11,189;
+// collect_drops item=tree picks it up".
+func (c *Controller) settleDrops(ticks []tick) ([]tick, string, error) {
+	var dug []Vec
+	for _, t := range ticks {
+		for _, e := range t.events {
+			if e.Type == "dig" && e.Pos != nil {
+				dug = append(dug, *e.Pos)
+			}
+		}
+	}
+	if len(dug) == 0 {
+		return nil, "", nil
+	}
+	var more []tick
+	for k := 0; k < DropSettleTicks; k++ {
+		drops, near := droppedFrom(c.Cur, dug)
+		if near == 0 && (len(drops) > 0 || k >= 2) {
+			break
+		}
+		t, err := c.advance()
+		if err != nil {
+			return nil, "", err
+		}
+		more = append(more, t)
+	}
+	drops, _ := droppedFrom(c.Cur, dug)
+	var notes []string
+	for _, it := range drops {
+		name := shortName(strings.Fields(it.Item + " ")[0])
+		notes = append(notes, fmt.Sprintf("the drop (%s) is on the ground at %v,%v,%v; collect_drops item=%s picks it up",
+			name, round0(it.Pos.X), round0(it.Pos.Y), round0(it.Pos.Z), name))
+		if len(notes) == 3 {
+			break
+		}
+	}
+	return more, strings.Join(notes, "; "), nil
+}
+
+// droppedFrom is the dropped items lying under or at a block of dug
+// (within a block horizontally, not above it: a drop falls), and how many
+// of them are within pickup range of the player.
+func droppedFrom(s Raw, dug []Vec) (drops []Item, near int) {
+	mid := Vec{s.Pos.X, s.Pos.Y + 0.5, s.Pos.Z}
+	for _, it := range s.Items {
+		for _, d := range dug {
+			if math.Hypot(it.Pos.X-d.X, it.Pos.Z-d.Z) <= 1 && it.Pos.Y <= d.Y+0.6 {
+				drops = append(drops, it)
+				if math.Sqrt((it.Pos.X-mid.X)*(it.Pos.X-mid.X)+(it.Pos.Y-mid.Y)*(it.Pos.Y-mid.Y)+(it.Pos.Z-mid.Z)*(it.Pos.Z-mid.Z)) <= pickupRange {
+					near++
+				}
+				break
+			}
+		}
+	}
+	return drops, near
 }

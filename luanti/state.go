@@ -74,6 +74,7 @@ type Raw struct {
 	Biome      string             `json:"biome"`
 	Headroom   float64            `json:"headroom"`    // free blocks above the head (up to 16)
 	WieldedUse string             `json:"wielded_use"` // "use": left click runs the item's on_use; "place": right click
+	Reach      float64            `json:"reach"`       // how far the wielded item digs, from the eye (its range, else the hand's: 4)
 	PointedObj any                `json:"pointed_object"`
 	Furnace    any                `json:"furnace"`     // the furnace in the crosshair
 	Entombed   any                `json:"entombed"`    // {node, pos} when the eye is inside a solid block, else false

@@ -19,13 +19,16 @@ func fullName(item string) string {
 	return "default:" + item
 }
 
-// Craft crafts item until at least n of it were made, through the game's
-// own recipe engine: the state mod fills a crafting grid from the
+// Craft crafts item until at least n of it were made (n counts items,
+// not recipe runs: whole runs are made, so n=5 wood takes 2 tree and
+// makes 8; the note says "crafted 8 wood from 2 tree (2 runs of 1 tree →
+// 4 wood)"), through the game's own recipe engine: the state mod fills a crafting grid from the
 // inventory for one of the item's registered recipes ("group:wood" takes
 // any planks), asks minetest.get_craft_result, takes the inputs and gives
 // the output. It is a mod craft, not mouse input on the inventory GUI. The
 // atom is OK when the logged inventory holds n more of the item; it fails
-// with the mod's reason (no recipe, what is missing, no room).
+// with the mod's reason (no recipe, what is missing, no room; after some
+// runs, how many were made first).
 func (c *Controller) Craft(item string, n int) (Result, error) {
 	item = fullName(item)
 	if n < 1 {

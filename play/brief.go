@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/mfm-project/mfm/harness"
 	"github.com/mfm-project/mfm/task"
 )
 
@@ -24,6 +25,9 @@ type BriefInfo struct {
 	Store   string
 	Socket  string
 	Budget  int // 0: the task's
+	// MineFrozen says mine/ is mounted read-only for the run: the brief
+	// says the memory is frozen instead of asking for notes.
+	MineFrozen bool
 }
 
 // Brief renders the standing brief for an agent playing t: the task,
@@ -42,13 +46,14 @@ func Brief(b BriefInfo) (string, error) {
 	}
 	d := struct {
 		Name, Instruction, Game, Mount, Store, Socket, RawKeys, Kit string
+		FirstGoal                                                   string
 		Budget, PlanCap, Undisclosed                                int
-		Ordered                                                     bool
+		Ordered, MineFrozen                                         bool
 		Goals                                                       []goal
 		Atoms                                                       []atom
 		Conventions                                                 []string
 	}{Conventions: Conventions, Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
-		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered}
+		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered, MineFrozen: b.MineFrozen}
 	d.Kit = "nothing"
 	if len(t.StartKit) > 0 {
 		var kit []string
@@ -65,6 +70,9 @@ func Brief(b BriefInfo) (string, error) {
 		}
 		d.Goals = append(d.Goals, goal{m.Name, m.When, m.Hint})
 	}
+	if len(t.Milestones) > 0 {
+		d.FirstGoal = t.Milestones[0].Name
+	}
 	for _, a := range b.Atoms {
 		d.Atoms = append(d.Atoms, atom{a.signature(), a.Doc})
 	}
@@ -73,4 +81,52 @@ func Brief(b BriefInfo) (string, error) {
 		return "", fmt.Errorf("play: brief: %w", err)
 	}
 	return w.String(), nil
+}
+
+// BriefFiles are the names the brief is written under in an agent's work
+// directory: BRIEF.md, and AGENTS.md, which coding agent CLIs read by
+// themselves.
+var BriefFiles = []string{"BRIEF.md", "AGENTS.md"}
+
+// BriefFile is the brief as written to the work directory's file name:
+// a first line says the other of BriefFiles holds the same text, so an
+// agent reads one of them.
+func BriefFile(name, brief string) string {
+	var others []string
+	for _, f := range BriefFiles {
+		if f != name {
+			others = append(others, f)
+		}
+	}
+	if len(others) == len(BriefFiles) {
+		return brief
+	}
+	return fmt.Sprintf("> %s and %s in this directory hold the same brief (agent CLIs read AGENTS.md by themselves): read one of them.\n\n%s",
+		name, strings.Join(others, " and "), brief)
+}
+
+// procSignature is a procedure as mfmd act --list shows it: its declared
+// parameters with their defaults, "dig_cobble(n=4, craft=True)".
+func procSignature(p *harness.Procedure) string {
+	ps := make([]string, 0, len(p.Params))
+	for _, prm := range p.Params {
+		if prm.Default != "" {
+			ps = append(ps, prm.Name+"="+prm.Default)
+		} else {
+			ps = append(ps, prm.Name)
+		}
+	}
+	return p.Name + "(" + strings.Join(ps, ", ") + ")"
+}
+
+// procParamDocs is a line per described parameter, under the procedure's
+// description.
+func procParamDocs(p *harness.Procedure) string {
+	var b strings.Builder
+	for _, prm := range p.Params {
+		if prm.Description != "" {
+			fmt.Fprintf(&b, "        %s: %s\n", prm.Name, prm.Description)
+		}
+	}
+	return b.String()
 }

@@ -56,7 +56,11 @@ type Options struct {
 	// NoObservations leaves the [FRAME] line out of the turn block (the
 	// no-observations ablation; the mount hides the frames).
 	NoObservations bool
-	Logger         *slog.Logger
+	// MineFrozen says mine/ is mounted read-only (an evaluation's target
+	// runs): the [END] line says the memory is frozen instead of asking
+	// for notes.
+	MineFrozen bool
+	Logger     *slog.Logger
 	// Clock gives times (default time.Now).
 	Clock func() time.Time
 	// Adaptor is the memory inside the loop (adaptor.go): nil, none.
@@ -137,6 +141,7 @@ func NewSession(opt Options) (*Session, error) {
 	s.startStep = st.Step
 	s.tracker.SetStart(st)
 	s.tracker.Observe(task.Observation{Step: st.Step, State: st})
+	s.markGoals(st)
 	// the store's existing episodes are not this run's
 	if fi, err := os.Stat(life.IndexPath()); err == nil {
 		s.indexOff = fi.Size()
@@ -259,6 +264,9 @@ func (s *Session) endedError() error {
 // notesNow tells the agent to write its notes while the memory is still
 // there.
 func (s *Session) notesNow() string {
+	if s.opt.MineFrozen {
+		return fmt.Sprintf("The memory is frozen for this run: %s is read-only, so there are no notes to write; mfmd act no longer acts, see run.json", s.shownMine(""))
+	}
 	return fmt.Sprintf("Write your notes now in %s (notes.md, working.md, procedures/): mfmd act no longer acts, "+
 		"the memory stays until mfmd play is stopped (Ctrl-C) or its --linger runs out; see run.json", s.shownMine(""))
 }
@@ -806,15 +814,11 @@ func (s *Session) ListAtoms() string {
 		fmt.Fprintln(&w, "  (none yet: write one, see the brief)")
 	}
 	for _, p := range procs {
-		var ps []string
-		for _, prm := range p.Params {
-			ps = append(ps, prm.Name)
-		}
 		dis := ""
 		if p.IsDisabled() {
 			dis = " [disabled: " + p.Disabled + "]"
 		}
-		fmt.Fprintf(&w, "  %s(%s)%s\n      %s\n", p.Name, strings.Join(ps, ", "), dis, p.Description)
+		fmt.Fprintf(&w, "  %s%s\n      %s\n%s", procSignature(p), dis, p.Description, procParamDocs(p))
 	}
 	for _, e := range bad {
 		fmt.Fprintf(&w, "  unusable: %v\n", e)

@@ -78,7 +78,7 @@ func TestTurnBlock(t *testing.T) {
 		"[TURN] t0001 |",
 		"[ACTION] go_to(x=5,z=0) -> ok: arrived",
 		"[ACTION] mine_ahead() -> ok: broke tree (5 steps, ep_000002)",
-		"[ACTION] craft(item=wood) -> ok: crafted 1 x 4 wood",
+		"[ACTION] craft(item=wood) -> ok: crafted 4 wood from 1 tree (1 run of 1 tree → 4 wood)",
 		"[INV] +4 wood",
 		"[EVENT] mine_block tree at 5,1,0",
 		"[EVENT] craft wood 4",

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/mfm-project/mfm/harness"
 )
@@ -44,10 +45,58 @@ func NewSimWorld(r *harness.Recorder) (*SimWorld, error) {
 	return w, nil
 }
 
-var simRecipes = map[string]struct {
+// simRecipe is one run of a sim recipe: what it takes and how many it
+// makes.
+type simRecipe struct {
 	in  map[string]int
 	out int
-}{
+}
+
+// missing is the first input (in name order) the inventory lacks for a
+// run, with how many a run needs and how many there are; "" when a run
+// can be made.
+func (r simRecipe) missing(inv map[string]int) (item string, need, have int) {
+	for _, k := range r.ingredients() {
+		if inv[k] < r.in[k] {
+			return k, r.in[k], inv[k]
+		}
+	}
+	return "", 0, 0
+}
+
+func (r simRecipe) ingredients() []string {
+	ins := make([]string, 0, len(r.in))
+	for k := range r.in {
+		ins = append(ins, k)
+	}
+	sort.Strings(ins)
+	return ins
+}
+
+// inputs is what runs runs take: "2 tree", "3 wood, 2 stick".
+func (r simRecipe) inputs(runs int) string {
+	var parts []string
+	for _, k := range r.ingredients() {
+		parts = append(parts, fmt.Sprintf("%d %s", runs*r.in[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describe is one run: "1 tree → 4 wood".
+func (r simRecipe) describe(item string) string {
+	return fmt.Sprintf("%s → %d %s", r.inputs(1), r.out, item)
+}
+
+// simRuns says how many runs were made: "2 runs of 1 tree → 4 wood", as
+// the game's craft does.
+func simRuns(runs int, per string) string {
+	if runs == 1 {
+		return "1 run of " + per
+	}
+	return fmt.Sprintf("%d runs of %s", runs, per)
+}
+
+var simRecipes = map[string]simRecipe{
 	"wood":      {map[string]int{"tree": 1}, 4},
 	"stick":     {map[string]int{"wood": 1}, 4},
 	"pick_wood": {map[string]int{"wood": 3, "stick": 2}, 1},
@@ -68,7 +117,7 @@ func (w *SimWorld) Atoms() []AtomSpec {
 			MaxSteps: func(a Args, st harness.State) int { return int(math.Hypot(a.Float("x")-st.X, a.Float("z")-st.Z)) + 3 }, Steps: "1 per block of distance + 3"},
 		{Name: "mine_ahead", Doc: "mine a trunk within 1.5 blocks (+1 tree)", MaxSteps: func(Args, harness.State) int { return 5 }, Steps: "≤5"},
 		{Name: "dig_down", Doc: "dig n blocks down (+n dirt)", Params: Params("n:int=1"), MaxSteps: func(a Args, _ harness.State) int { return 5 * a.Int("n") }, Steps: "5 per block (n)"},
-		{Name: "craft", Doc: "craft an item: wood (1 tree), stick (1 wood), pick_wood (3 wood, 2 stick)", Params: Params("item:string", "n:int=1"), MaxSteps: func(a Args, _ harness.State) int { return 2 * a.Int("n") }, Steps: "2 per item (n)"},
+		{Name: "craft", Doc: "craft item until at least n of it are made (n counts items, whole recipe runs): wood (1 tree → 4), stick (1 wood → 4), pick_wood (3 wood, 2 stick → 1)", Params: Params("item:string", "n:int=1"), MaxSteps: func(a Args, _ harness.State) int { return 2 * a.Int("n") }, Steps: "2 per item (n)"},
 		{Name: "look_abs", Doc: "turn to yaw (degrees) and pitch", Params: Params("yaw:number", "pitch:number=0"), MaxSteps: func(Args, harness.State) int { return 2 }, Steps: "≤2"},
 		{Name: "wait", Doc: "wait some ticks", Params: Params("ticks:int=10"), MaxSteps: func(a Args, _ harness.State) int { return a.Int("ticks") }, Steps: "ticks"},
 	}
@@ -199,23 +248,18 @@ func (w *SimWorld) run(atom string, a Args) (Outcome, error) {
 		if !ok {
 			return Outcome{Note: fmt.Sprintf("no recipe for %q", item)}, last()
 		}
-		done := 0
-		ins := make([]string, 0, len(r.in))
-		for k := range r.in {
-			ins = append(ins, k)
-		}
-		sort.Strings(ins) // the first ingredient missing, the same every run
-		for ; done < n; done++ {
-			for _, k := range ins {
-				if v := r.in[k]; w.st.Inventory[k] < v {
-					if err := last(); err != nil {
-						return Outcome{}, err
-					}
-					if done == 0 {
-						return Outcome{Note: fmt.Sprintf("not enough %s (need %d, have %d)", k, v, w.st.Inventory[k])}, nil
-					}
-					return Outcome{Note: fmt.Sprintf("crafted %d of %d: not enough %s", done, n, k)}, nil
+		// n counts the items wanted: whole runs until at least n are made
+		made, runs := 0, 0
+		per := r.describe(item)
+		for made < n {
+			if k, need, have := r.missing(w.st.Inventory); k != "" {
+				if err := last(); err != nil {
+					return Outcome{}, err
 				}
+				if runs == 0 {
+					return Outcome{Note: fmt.Sprintf("missing %d %s (one run takes %s)", need-have, k, per)}, nil
+				}
+				return Outcome{Note: fmt.Sprintf("made %d of %d %s (%s), then missing %d %s", made, n, item, simRuns(runs, per), need-have, k)}, nil
 			}
 			if err := w.tick(act, nil, false); err != nil {
 				return Outcome{}, err
@@ -227,11 +271,13 @@ func (w *SimWorld) run(atom string, a Args) (Outcome, error) {
 				}
 			}
 			w.st.Inventory[item] += r.out
+			made += r.out
+			runs++
 			if err := last(fmt.Sprintf("craft %s %d", item, r.out)); err != nil {
 				return Outcome{}, err
 			}
 		}
-		return Outcome{OK: true, Note: fmt.Sprintf("crafted %d x %d %s", n, r.out, item)}, nil
+		return Outcome{OK: true, Note: fmt.Sprintf("crafted %d %s from %s (%s)", made, item, r.inputs(runs), simRuns(runs, per))}, nil
 	case "look_abs":
 		w.st.Yaw, w.st.Pitch = a.Float("yaw"), a.Float("pitch")
 		if err := w.tick(act, nil, false); err != nil {

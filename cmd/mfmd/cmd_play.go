@@ -191,7 +191,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		})
 		defer unmount()
 	}
-	opts := play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, ConsolidateEvery: *consolidateEvery, NoProcedures: abl.Mount.NoProcedures, NoObservations: abl.Mount.NoObservations}
+	opts := play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, ConsolidateEvery: *consolidateEvery, NoProcedures: abl.Mount.NoProcedures, NoObservations: abl.Mount.NoObservations, MineFrozen: *readOnlyMine}
 	if *consolidateEvery > 0 || *adapt || *llmCmd != "" {
 		cfg := consolidate.DefaultConfig()
 		cfg.StaticK = *staticK
@@ -235,12 +235,12 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		}
 		defer os.RemoveAll(memory)
 	}
-	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget})
+	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget, MineFrozen: *readOnlyMine})
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
 	for _, name := range briefFiles {
-		if err := os.WriteFile(filepath.Join(workDir, name), []byte(brief), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(workDir, name), []byte(play.BriefFile(name, brief)), 0o644); err != nil {
 			return fail(stderr, "play", fmt.Errorf("write the brief: %w", err))
 		}
 	}
@@ -259,7 +259,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if reason != "" {
 			_ = sess.Stop(reason)
 		}
-		if t := sess.Termination(); (t == play.EndDone || t == play.EndBudget) && ctx.Err() == nil {
+		if t := sess.Termination(); (t == play.EndDone || t == play.EndBudget) && ctx.Err() == nil && !*readOnlyMine {
 			notesTurn(ctx, sess, *agentCmd, workDir, env, brief, *agentTimeout, stderr)
 		}
 	} else {

@@ -51,6 +51,7 @@ func TestExampleBrief(t *testing.T) {
 		"then **write your notes**", "stays mounted and `mine/` writable after the end",
 		"You start holding nothing.", // the task's start kit, which the game gives
 		"water, lava or a cave close by", "is named in the atom's note",
+		"N counts the items you want, not recipe runs", "n counts items, not recipe runs", // craft, in the rules and the atom table
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("brief lacks %q", want)

@@ -64,7 +64,8 @@ func item(s string) string {
 }
 
 // atoms is the dispatch table: one line per atom. The step estimate is
-// the atom's own tick budget plus the tick after release, except for the
+// the atom's own tick budget plus the tick after release (and, for the
+// atoms that dig, luanti.DropSettleTicks for the drops), except for the
 // turning atoms (look, look_abs, look_at, scan_around), select, eat and
 // dig_down: their budget is reached only when they fail or meet a block
 // harder than stone (a failure ends the plan), and a call that succeeds
@@ -76,9 +77,9 @@ var atoms = []atom{
 	def("look_abs", "turn to an absolute yaw and pitch (degrees; pitch 90 looks down)", play.Params("yaw:number", "pitch:number=0"), fixed(10), func(c *ctl, a arg) (res, error) { return c.LookAbs(a.Float("yaw"), a.Float("pitch")) }),
 	def("look", "turn by dyaw and dpitch degrees", play.Params("dyaw:number=0", "dpitch:number=0"), fixed(10), func(c *ctl, a arg) (res, error) { return c.Look(a.Float("dyaw"), a.Float("dpitch")) }),
 	def("look_at", "turn toward the centre of block (x, y, z) and check the crosshair is on it", play.Params("x:int", "y:int", "z:int"), fixed(12), func(c *ctl, a arg) (res, error) { return c.LookAt(a.Int("x"), a.Int("y"), a.Int("z")) }),
-	def("mine_ahead", "hold dig on the block under the crosshair until it breaks (8 s at most)", nil, fixed(82), func(c *ctl, a arg) (res, error) { return c.MineAhead() }),
+	def("mine_ahead", "hold dig on the block under the crosshair until it breaks (8 s at most); a block further than the game's reach (4 blocks from the eye) fails at once saying how far it is; ends once the drop within pickup range is picked up, else the note says where it lies", nil, fixed(90), func(c *ctl, a arg) (res, error) { return c.MineAhead() }),
 	def("select", "select the hotbar slot holding item (e.g. axe_stone)", play.Params("item:string"), fixed(8), func(c *ctl, a arg) (res, error) { return c.Select(item(a.String("item"))) }),
-	def("dig_down", "look down and dig n blocks under the feet", play.Params("n:int=1"), perN(10, 40), func(c *ctl, a arg) (res, error) { return c.DigDown(a.Int("n")) }),
+	def("dig_down", "look down and dig n blocks under the feet; ends once the drops are picked up (or the note says where one lies)", play.Params("n:int=1"), perN(10, 48), func(c *ctl, a arg) (res, error) { return c.DigDown(a.Int("n")) }),
 	def("pillar_up", "jump and place the held block under the feet n times", play.Params("n:int=1"), perN(16, 32), func(c *ctl, a arg) (res, error) { return c.PillarUp(a.Int("n")) }),
 	def("place", "place a block on the face the crosshair points at: `item` (moved into the hand first, e.g. furnace), else the held one", play.Params("item:string?"), fixed(42), func(c *ctl, a arg) (res, error) {
 		if it := a.String("item"); it != "" {
@@ -86,7 +87,7 @@ var atoms = []atom{
 		}
 		return c.Place()
 	}),
-	def("craft", "craft n of item through the game's recipes from the inventory (e.g. wood from tree, stick, pick_wood, furnace, torch); fails naming what is missing", play.Params("item:string", "n:int=1"), fixed(62), func(c *ctl, a arg) (res, error) { return c.Craft(a.String("item"), a.Int("n")) }),
+	def("craft", "craft item through the game's recipes from the inventory (e.g. wood from tree, stick, pick_wood, furnace, torch) until at least n of it are made: n counts items, not recipe runs (whole runs: n=5 wood takes 2 tree and makes 8); fails saying how many were made and what is missing", play.Params("item:string", "n:int=1"), fixed(62), func(c *ctl, a arg) (res, error) { return c.Craft(a.String("item"), a.Int("n")) }),
 	def("equip", "put item in the hand (moved into the hotbar if needed)", play.Params("item:string"), fixed(72), func(c *ctl, a arg) (res, error) { return c.Equip(a.String("item")) }),
 	def("smelt", "load the furnace in front with n item and fuel_n fuel, wait, take the products", play.Params("item:string", "fuel:string=coal_lump", "n:int=1", "fuel_n:int=1"), perN(40, 102), func(c *ctl, a arg) (res, error) {
 		return c.Smelt(a.String("item"), a.String("fuel"), a.Int("n"), a.Int("fuel_n"))
@@ -95,7 +96,7 @@ var atoms = []atom{
 	def("close_inventory", "close the open GUI", nil, fixed(22), func(c *ctl, a arg) (res, error) { return c.CloseInventory() }),
 	def("attack", "punch what the crosshair points at n times", play.Params("n:int=1"), perN(10, 12), func(c *ctl, a arg) (res, error) { return c.Attack(a.Int("n")) }),
 	def("use", "use the held item (eat food, till with a hoe, right-click a block)", nil, fixed(17), func(c *ctl, a arg) (res, error) { return c.Use() }),
-	def("dig_out", "dig away the block the head is inside (the turn block says when the view is entombed)", nil, fixed(102), func(c *ctl, a arg) (res, error) { return c.DigOut() }),
+	def("dig_out", "dig away the block the head is inside (the turn block says when the view is entombed)", nil, fixed(110), func(c *ctl, a arg) (res, error) { return c.DigOut() }),
 	def("eat", "eat the held food", nil, fixed(8), func(c *ctl, a arg) (res, error) { return c.Eat() }),
 	def("watch", "wait some ticks without input", play.Params("ticks:int=20"), ticksBound, func(c *ctl, a arg) (res, error) { return c.Watch(a.Int("ticks")) }),
 	def("scan_around", "turn a full circle, keeping a frame each quarter; reports the nearest tree", nil, fixed(30), func(c *ctl, a arg) (res, error) { return c.ScanAround() }),
@@ -124,6 +125,14 @@ func New(c *luanti.Controller) *World {
 		w.atoms[a.spec.Name] = a
 	}
 	return w
+}
+
+// Recorder is the recorder the controller records through.
+func (w *World) Recorder() *harness.Recorder {
+	if w.C == nil {
+		return nil
+	}
+	return w.C.R
 }
 
 // Atoms lists the atoms.

@@ -182,6 +182,15 @@ minetest.register_on_item_eat(function(hp_change, replace_with_item, itemstack, 
 	ev({type = "eat", item = itemstack:get_name(), hp = hp_change})
 end)
 
+-- reach is how far the wielded item digs and places: its range, else
+-- the hand's, else the engine's default of 4 blocks (from the eye).
+local function reach(name)
+	local def = minetest.registered_items[name]
+	if def and def.range then return def.range end
+	local hand = minetest.registered_items[""]
+	return hand and hand.range or 4
+end
+
 local function wielded_use(name)
 	local def = minetest.registered_items[name]
 	if def and def.on_use then return "use" end
@@ -357,11 +366,12 @@ commands.setnode = function(player, c)
 	return true, "set " .. c.node
 end
 
--- craft: crafts item until at least n of it were made, through the
--- game's own recipe engine (minetest.get_craft_result) on a grid filled
--- from the player's inventory: the inputs are taken, the output and any
--- replacements given. "group:x" inputs take any inventory item of that
--- group. Not the GUI: no mouse input is involved.
+-- craft: crafts item until at least n of it were made (n counts items,
+-- not recipe runs: whole runs), through the game's own recipe engine
+-- (minetest.get_craft_result) on a grid filled from the player's
+-- inventory: the inputs are taken, the output and any replacements
+-- given. "group:x" inputs take any inventory item of that group. Not the
+-- GUI: no mouse input is involved.
 local function group_match(name, want)
 	if want:sub(1, 6) ~= "group:" then return name == want end
 	for g in string.gmatch(want:sub(7), "[^,]+") do
@@ -412,12 +422,16 @@ local function describe(t)
 	return table.concat(parts, ", ")
 end
 
-local function craft_once(player, item)
+-- craft_once crafts one run of a recipe of item. It returns how many
+-- were made, what was used and the recipe's index, or nil and what is
+-- missing: for recipe index want when given (the recipe earlier runs
+-- used), else for the recipe that lacks the fewest items.
+local function craft_once(player, item, want)
 	local inv = player:get_inventory()
 	local recipes = minetest.get_all_craft_recipes(item)
 	if not recipes then return nil, "no recipe makes " .. item end
-	local missing_note
-	for _, r in ipairs(recipes) do
+	local missing_note, fewest
+	for idx, r in ipairs(recipes) do
 		if r.method == "normal" then
 			local grid, missing = fill_grid(inv_counts(inv), r)
 			if grid then
@@ -437,10 +451,16 @@ local function craft_once(player, item)
 					end
 					for _, rep in ipairs(out.replacements or {}) do inv:add_item("main", rep) end
 					inv:add_item("main", out.item)
-					return out.item:get_count(), used
+					return out.item:get_count(), used, idx
 				end
-			elseif not missing_note then
-				missing_note = "missing " .. describe(missing)
+			else
+				local n = 0
+				for _, v in pairs(missing) do n = n + v end
+				if idx == want then
+					missing_note, fewest = "missing " .. describe(missing), -1
+				elseif not fewest or (fewest >= 0 and n < fewest) then
+					missing_note, fewest = "missing " .. describe(missing), n
+				end
 			end
 		end
 	end
@@ -452,18 +472,26 @@ commands.craft = function(player, c)
 	if type(item) ~= "string" or not minetest.registered_items[item] then
 		return false, "craft needs item, a registered item name (e.g. default:wood)"
 	end
-	local made, used = 0, {}
+	local short = item:gsub("^default:", "")
+	-- n counts the items wanted, not recipe runs: whole runs are crafted
+	-- until at least n were made. per is what one run takes and gives.
+	local made, used, runs, per, recipe = 0, {}, 0, nil, nil
+	local function runs_text()
+		return string.format("%d run%s of %s", runs, runs == 1 and "" or "s", per)
+	end
 	while made < n do
-		local got, u = craft_once(player, item)
+		local got, u, idx = craft_once(player, item, recipe)
 		if not got then
 			if made == 0 then return false, u end
-			return false, string.format("made %d of %d %s, then %s", made, n, item, u), {made = made}
+			return false, string.format("made %d of %d %s (%s), then %s", made, n, short, runs_text(), u), {made = made}
 		end
+		runs, recipe = runs + 1, recipe or idx
+		per = per or (describe(u) .. " → " .. got .. " " .. short)
 		made = made + got
 		for k, v in pairs(u) do used[k] = (used[k] or 0) + v end
 	end
 	ev({type = "craft", item = item, count = made})
-	return true, string.format("crafted %d %s from %s", made, item:gsub("^default:", ""), describe(used)), {made = made}
+	return true, string.format("crafted %d %s from %s (%s)", made, short, describe(used), runs_text()), {made = made}
 end
 
 -- hotbar: moves item into the hotbar (first empty hotbar slot, else the
@@ -681,6 +709,7 @@ minetest.register_globalstep(function(dtime)
 			-- how the wielded item is used: "use" (left click runs its on_use:
 			-- food, hoes, buckets) or "place" (right click)
 			wielded_use = wielded_use(player:get_wielded_item():get_name()),
+			reach = reach(player:get_wielded_item():get_name()),
 			wield_index = player:get_wield_index(),
 			hotbar = hotbar,
 			inventory = inv,
