@@ -24,11 +24,11 @@ const (
 	// RunFileName is a play session's run record (package play); it
 	// belongs to the life it scored and moves with it on a new life.
 	RunFileName = "run.json"
-	EpisodesDir    = "episodes"
-	PreviousDir    = "previous"
-	MineDir        = "mine"
-	NowDir         = "now"
-	MetaDir        = ".mfm"
+	EpisodesDir = "episodes"
+	PreviousDir = "previous"
+	MineDir     = "mine"
+	NowDir      = "now"
+	MetaDir     = ".mfm"
 )
 
 // FormatVersion is the store format version this package writes.
