@@ -36,6 +36,9 @@ func newQueryRoot(m *mfs) (gofs.InodeEmbedder, error) {
 		if name == content.QueryReadmeName {
 			return readme, fuse.S_IFREG, 0
 		}
+		if err := content.CheckQueryName(name); err != nil {
+			return nil, 0, m.fail(ctx, "/q/"+name, err)
+		}
 		if _, err := q.cache.Get(ctx, name); err != nil {
 			return nil, 0, m.fail(ctx, "/q/"+name, err)
 		}

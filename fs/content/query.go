@@ -307,6 +307,21 @@ func (c *QueryCache) runEntry(query string, e *queryEntry) {
 	}
 }
 
+// MaxQueryLen is the longest query in bytes, the index's (query.MaxLen
+// of package index/query): a q/ name is one path component, and the
+// mount refuses a longer one itself, before any Querier sees it.
+const MaxQueryLen = 255
+
+// CheckQueryName refuses a q/ name longer than MaxQueryLen with an
+// error that fails the lookup with ENAMETOOLONG (FUSE hands the daemon
+// names of up to 1024 bytes, recent kernels up to 4095).
+func CheckQueryName(name string) error {
+	if len(name) > MaxQueryLen {
+		return NameTooLong(fmt.Errorf("query: %d bytes, longer than the %d bytes a query may be", len(name), MaxQueryLen))
+	}
+	return nil
+}
+
 // QueryReadme is q/README.md; views says whether sheet.png is served.
 func QueryReadme(grammar string, views bool) []byte {
 	var b bytes.Buffer
