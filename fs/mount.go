@@ -176,7 +176,7 @@ func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
 		}
 	}
 	m.stats = content.NewStatsCache(store)
-	m.views = &views{env: m.nodeEnv, viewer: opt.Hooks.Viewer, timeout: opt.RenderTimeout}
+	m.views = newViews(m.nodeEnv, opt.Hooks.Viewer, opt.RenderTimeout)
 	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout}
 	m.access = accessRecorder{content.NewAccessLog(store, log, opt.NoAccessLog)}
 	m.lives = &lifeTrees{m: m, trees: map[int]*roNode{}}
