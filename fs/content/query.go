@@ -394,11 +394,13 @@ func (c *QueryCache) runEntry(query string, e *queryEntry) {
 		res = newQueryResult(rows, dirs)
 	}
 	e.res, e.err, e.at = res, err, time.Now()
-	close(e.done)
-	if errors.Is(err, context.DeadlineExceeded) {
-		c.forget(query, e) // a timeout is not an answer: do not cache it
-	}
+	// Done and trimmed in one step: the cache is never seen over its
+	// budget.
 	c.mu.Lock()
+	close(e.done)
+	if errors.Is(err, context.DeadlineExceeded) && c.ent[query] == e {
+		delete(c.ent, query) // a timeout is not an answer: do not cache it
+	}
 	c.trimLocked()
 	c.mu.Unlock()
 }
