@@ -5,9 +5,18 @@ package fs
 // queries against the daemon's memory budget (docs/SECURITY.md).
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -99,3 +108,133 @@ func TestErrorsEscapeNames(t *testing.T) {
 		t.Errorf("/.errors lacks the escaped name:\n%s", out)
 	}
 }
+
+// bigViewer renders every name with "@big" as viewBytes bytes that
+// depend only on the name (so it may call them stable), cheaply.
+type bigViewer struct{ renders atomic.Int64 }
+
+const viewBytes = 256 << 10
+
+func (v *bigViewer) View(ctx context.Context, rel string) ([]byte, bool, error) {
+	if !strings.Contains(rel, "@big") {
+		return nil, false, nil
+	}
+	v.renders.Add(1)
+	h := fnv.New64a()
+	h.Write([]byte(rel))
+	r := rand.New(rand.NewPCG(h.Sum64(), 1))
+	b := make([]byte, viewBytes)
+	for i := 0; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], r.Uint64())
+	}
+	return b, true, nil
+}
+
+func (*bigViewer) Stable(rel string) bool { return strings.Contains(rel, "@big") }
+func (*bigViewer) Sheet(ctx context.Context, frames, labels []string) ([]byte, error) {
+	return []byte("sheet"), nil
+}
+func (*bigViewer) Grammar() string { return "views: FRAME@bigN.png" }
+
+// bigQuerier answers every query with queryRows rows of 4 KiB: a result
+// of about half a MiB.
+type bigQuerier struct{}
+
+const queryRows = 128
+
+func (bigQuerier) Grammar() string { return "any query" }
+func (bigQuerier) Query(ctx context.Context, q string) ([][]byte, []string, error) {
+	rows := make([][]byte, queryRows)
+	dirs := make([]string, queryRows)
+	for i := range rows {
+		rows[i] = []byte(fmt.Sprintf(`{"id":"ep_%06d","summary":%q,"pad":"%s"}`, i, q, strings.Repeat("x", 4000)))
+		dirs[i] = fmt.Sprintf("episodes/ep_%06d", i)
+	}
+	return rows, dirs, nil
+}
+
+// liveHeap is the heap held by live objects after two collections, and
+// the process's resident set size (VmRSS) after returning free memory to
+// the system.
+func liveHeap(t *testing.T) (heap, rss uint64) {
+	t.Helper()
+	runtime.GC()
+	runtime.GC()
+	debug.FreeOSMemory()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		t.Fatalf("runtime/metrics: no %s", s[0].Name)
+	}
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			rss = kb << 10
+		}
+	}
+	return s[0].Value.Uint64(), rss
+}
+
+// memoryBound is what the daemon's heap may grow by under
+// TestMemoryBudget: the mount's view bytes and query results at their
+// budgets, plus 16 MiB for the nodes of the 4,000 names the kernel keeps
+// and the runtime's slack.
+const memoryBound = ViewBytesBudget + content.QueryCacheBytes + 16<<20
+
+// TestMemoryBudget mounts a store and reads 1,000 distinct views of 256
+// KiB that the Viewer calls stable (the kernel keeps their inodes for an
+// hour) and 3,000 distinct queries of about half a MiB each, then checks
+// that the live heap grew by less than memoryBound: the mount keeps no
+// view's bytes in its nodes and no more query results than its budget.
+func TestMemoryBudget(t *testing.T) {
+	const views, queries = 1000, 3000
+	dir := copyFixture(t)
+	bv := &bigViewer{}
+	tm := mountStoreFor(t, dir, Options{NoAccessLog: true, Hooks: Hooks{Viewer: bv, Querier: bigQuerier{}}}, 3*testWatchdog)
+	view := func(i int) string { return tm.path("episodes", "ep_000003", fmt.Sprintf("image@big%d.png", i)) }
+	query := func(i int) string { return tm.path("q", fmt.Sprintf("hostile:%d", i), "count") }
+	// Warm up: the first view and query allocate what every later one
+	// reuses (buffers, pools).
+	if _, err := os.ReadFile(view(-1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(query(-1)); err != nil {
+		t.Fatal(err)
+	}
+	heap0, rss0 := liveHeap(t)
+	for i := 0; i < views; i++ {
+		b, err := os.ReadFile(view(i))
+		if err != nil || len(b) != viewBytes {
+			t.Fatalf("view %d: %d bytes, %v", i, len(b), err)
+		}
+	}
+	for i := 0; i < queries; i++ {
+		b, err := os.ReadFile(query(i))
+		if err != nil || string(b) != strconv.Itoa(queryRows)+"\n" {
+			t.Fatalf("query %d: %q, %v", i, b, err)
+		}
+	}
+	heap1, rss1 := liveHeap(t)
+	n, held := tm.srv.m.queries.Held()
+	grew := int64(heap1) - int64(heap0)
+	t.Logf("%d views of %d KiB, %d queries of %d rows: live heap %.1f -> %.1f MiB (+%.1f MiB, bound %d MiB), RSS %.1f -> %.1f MiB; query cache %d results, %.1f MiB; %d renders",
+		views, viewBytes>>10, queries, queryRows, mib(heap0), mib(heap1), float64(grew)/(1<<20), memoryBound>>20, mib(rss0), mib(rss1), n, float64(held)/(1<<20), bv.renders.Load())
+	if grew > memoryBound {
+		t.Errorf("the live heap grew by %.1f MiB, more than the %d MiB bound", float64(grew)/(1<<20), memoryBound>>20)
+	}
+	if held > content.QueryCacheBytes {
+		t.Errorf("the query cache holds %d bytes, over its budget of %d", held, content.QueryCacheBytes)
+	}
+	// The views are still served (from the kernel's cache or rendered
+	// again), byte for byte.
+	for _, i := range []int{0, views / 2, views - 1} {
+		b, err := os.ReadFile(view(i))
+		want, _, _ := bv.View(context.Background(), fmt.Sprintf("episodes/ep_000003/image@big%d.png", i))
+		if err != nil || !bytes.Equal(b, want) {
+			t.Errorf("view %d read again: %d bytes, %v", i, len(b), err)
+		}
+	}
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }

@@ -82,6 +82,8 @@ type mfs struct {
 	stats *content.StatsCache
 	views *views
 	ro    *roEnv // what the read-only trees share
+	// queries is q/'s query cache (nil without a Querier).
+	queries *content.QueryCache
 
 	rootOps    map[string]gofs.InodeEmbedder
 	root       []rootEntry // rootTable plus Hooks.Trees

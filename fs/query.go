@@ -29,6 +29,7 @@ func newQueryRoot(m *mfs) (gofs.InodeEmbedder, error) {
 		return d, nil
 	}
 	q := &queryDirs{m: m, cache: content.NewQueryCache(m.store.Path(episodes.IndexFileName), m.opt.RenderTimeout, h.Querier.Query)}
+	m.queries = q.cache
 	readme := &bytesFile{env: m.nodeEnv, kind: "query", content: func(context.Context) ([]byte, error) {
 		return content.QueryReadme(grammar(h.Querier), h.Viewer != nil), nil
 	}}
