@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -189,6 +190,8 @@ const memoryBound = ViewBytesBudget + content.QueryCacheBytes + 16<<20
 // view's bytes in its nodes and no more query results than its budget.
 func TestMemoryBudget(t *testing.T) {
 	const views, queries = 1000, 3000
+	defer func(d time.Duration) { releaseEvery = d }(releaseEvery)
+	releaseEvery = 100 * time.Millisecond
 	dir := copyFixture(t)
 	bv := &bigViewer{}
 	tm := mountStoreFor(t, dir, Options{NoAccessLog: true, Hooks: Hooks{Viewer: bv, Querier: bigQuerier{}}}, 3*testWatchdog)
@@ -215,6 +218,20 @@ func TestMemoryBudget(t *testing.T) {
 			t.Fatalf("query %d: %q, %v", i, b, err)
 		}
 	}
+	// Idle after the burst, the mount gives the free heap back to the
+	// system (releaseIdleMemory).
+	free := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(free)
+	freeAfter := free[0].Value.Uint64()
+	deadline := time.Now().Add(10 * time.Second)
+	for free[0].Value.Uint64() > releaseAbove && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		metrics.Read(free)
+	}
+	if f := free[0].Value.Uint64(); f > releaseAbove {
+		t.Errorf("idle after the burst, %.1f MiB of free heap are still not returned to the system (more than %d MiB)", mib(f), releaseAbove>>20)
+	}
+	t.Logf("free heap not returned to the system: %.1f MiB after the burst, %.1f MiB when idle", mib(freeAfter), mib(free[0].Value.Uint64()))
 	heap1, rss1 := liveHeap(t)
 	n, held := tm.srv.m.queries.Held()
 	grew := int64(heap1) - int64(heap0)
