@@ -23,9 +23,11 @@ var (
 )
 
 // releaseIdleMemory returns the free heap to the system (a collection,
-// then debug.FreeOSMemory) when more than releaseAbove is free and no
-// collection ran since the last look, that is when the daemon is idle
-// after a burst. It runs until stop is closed.
+// then debug.FreeOSMemory) when more than releaseAbove is free and at
+// most one collection ran since the last look (a busy daemon runs
+// several per interval; background work, such as the cue index merging
+// its segments, may run one), that is when the daemon is idle after a
+// burst. It runs until stop is closed.
 func releaseIdleMemory(stop <-chan struct{}, log *slog.Logger) {
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	var lastCycles uint64
@@ -39,7 +41,7 @@ func releaseIdleMemory(stop <-chan struct{}, log *slog.Logger) {
 		}
 		metrics.Read(samples)
 		free, cycles := samples[0].Value.Uint64(), samples[1].Value.Uint64()
-		idle := cycles == lastCycles
+		idle := cycles <= lastCycles+1
 		lastCycles = cycles
 		if idle && free > releaseAbove {
 			debug.FreeOSMemory()
