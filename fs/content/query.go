@@ -338,6 +338,7 @@ func (c *QueryCache) Get(ctx context.Context, query string) (*QueryResult, error
 		case <-e.done:
 			if time.Since(e.at) <= queryCacheTTL {
 				e.used = time.Now()
+				c.trimLocked() // a sheet rendered since adds to the results' bytes
 				c.mu.Unlock()
 				return e.res, e.err
 			}

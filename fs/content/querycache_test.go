@@ -53,3 +53,30 @@ func TestQueryCacheBudget(t *testing.T) {
 		t.Errorf("a result over a quarter of the budget is kept (%d results, %d bytes)", n, b)
 	}
 }
+
+// TestQueryCacheBudgetSheets: rendered sheets count in the budget: the
+// next access trims what they added.
+func TestQueryCacheBudgetSheets(t *testing.T) {
+	index := filepath.Join(t.TempDir(), "index.jsonl")
+	c := NewQueryCache(index, 5*time.Second, bigQuery(4, 64))
+	ctx := context.Background()
+	sheet := func(ctx context.Context, frames, labels []string) ([]byte, error) {
+		return make([]byte, 4<<20), nil
+	}
+	for i := 0; i < 40; i++ {
+		q := fmt.Sprintf("q%d", i)
+		r, err := c.Get(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Sheet(ctx, time.Second, sheet); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Get(ctx, q); err != nil { // the next access, as a read of sheet.png makes
+			t.Fatal(err)
+		}
+		if n, b := c.Held(); b > QueryCacheBytes {
+			t.Fatalf("after %d sheets of 4 MiB the cache holds %d results, %d bytes: over its budget of %d", i+1, n, b, QueryCacheBytes)
+		}
+	}
+}
