@@ -1,231 +1,31 @@
-// Package audit computes MC-EvoBench's transfer metrics for a recorded run
-// from its states and events, given a task chain (docs/AUDIT.md): TSR
-// (passed stages / planned), WGP (weighted fraction of strict edges with
-// verified progress) and VMP (eligible milestones reached / eligible). It
-// reads stores; it does not record or mount them.
+// Package audit scores recorded runs with MC-EvoBench's transfer metrics
+// (appendix C): TSR over planned stage occurrences with per-stage step
+// caps and the stop at the first failing stage, WGP over the task-state
+// graph's execution edges (falling back to TSR for a chain without
+// them), VMP over the item/tool states not already met in the first
+// snapshot; the paired contrasts ΔR and GATG with Student-t intervals;
+// and MFM's retrieval → retarget analysis (retarget.go). It reads stores;
+// it does not record or mount them. docs/AUDIT.md describes it.
 package audit
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 
-	"github.com/expr-lang/expr/vm"
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/harness"
+	"github.com/mfm-project/mfm/task"
 )
 
-// Stage is one planned stage with its verifier, a condition over a
-// recorded state (expr-lang, as mfm-when: `inventory.stick >= 2`).
-type Stage struct {
-	ID       string `json:"id"`
-	Verifier string `json:"verifier"`
-}
-
-// Edge is a dependency from stage From to stage To. A strict edge counts
-// for WGP; it has verified progress when To passed at or after From.
-type Edge struct {
-	From   string  `json:"from"`
-	To     string  `json:"to"`
-	Weight float64 `json:"weight"`
-	Strict *bool   `json:"strict,omitempty"` // default true
-}
-
-// Milestone is a milestone with its verifier; Eligible false leaves it out
-// of VMP (default true). Without a verifier, the milestone is reached when
-// its id is among the recorded milestones.
-type Milestone struct {
-	ID       string `json:"id"`
-	Verifier string `json:"verifier,omitempty"`
-	Eligible *bool  `json:"eligible,omitempty"`
-}
-
-// Chain is a task chain.
-type Chain struct {
-	Name       string      `json:"name"`
-	Stages     []Stage     `json:"stages"`
-	Edges      []Edge      `json:"edges"`
-	Milestones []Milestone `json:"milestones"`
-
-	stage map[string]*vm.Program
-	mile  map[string]*vm.Program
-}
-
-// ParseChain decodes and validates a chain: unique stage ids, verifiers
-// that compile, edges between declared stages with weights > 0.
-func ParseChain(b []byte) (*Chain, error) {
-	var c Chain
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&c); err != nil {
-		return nil, fmt.Errorf("chain: %w", err)
-	}
-	if len(c.Stages) == 0 {
-		return nil, errors.New(`chain: no "stages"`)
-	}
-	c.stage = map[string]*vm.Program{}
-	for i, s := range c.Stages {
-		if s.ID == "" {
-			return nil, fmt.Errorf("chain: stages[%d]: missing id", i)
-		}
-		if _, dup := c.stage[s.ID]; dup {
-			return nil, fmt.Errorf("chain: stage %q declared twice", s.ID)
-		}
-		if s.Verifier == "" {
-			return nil, fmt.Errorf("chain: stage %q: missing verifier", s.ID)
-		}
-		p, err := harness.CompileCondition(s.Verifier)
-		if err != nil {
-			return nil, fmt.Errorf("chain: stage %q: %w", s.ID, err)
-		}
-		c.stage[s.ID] = p
-	}
-	for i, e := range c.Edges {
-		if c.stage[e.From] == nil || c.stage[e.To] == nil {
-			return nil, fmt.Errorf("chain: edges[%d]: %s -> %s: both ends must be declared stages", i, e.From, e.To)
-		}
-		if !(e.Weight > 0) {
-			return nil, fmt.Errorf("chain: edges[%d]: %s -> %s: weight must be > 0", i, e.From, e.To)
-		}
-	}
-	c.mile = map[string]*vm.Program{}
-	for i, m := range c.Milestones {
-		if m.ID == "" {
-			return nil, fmt.Errorf("chain: milestones[%d]: missing id", i)
-		}
-		if _, dup := c.mile[m.ID]; dup {
-			return nil, fmt.Errorf("chain: milestone %q declared twice", m.ID)
-		}
-		var p *vm.Program
-		if m.Verifier != "" {
-			var err error
-			if p, err = harness.CompileCondition(m.Verifier); err != nil {
-				return nil, fmt.Errorf("chain: milestone %q: %w", m.ID, err)
-			}
-		}
-		c.mile[m.ID] = p
-	}
-	return &c, nil
-}
-
-// LoadChain reads a chain file.
-func LoadChain(path string) (*Chain, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := ParseChain(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
-}
-
-// Sample is one recorded state a verifier sees: the state.json fields at
-// top level, plus step, events (this episode's), all_events and
-// milestones (cumulative over the run), tags.
-type Sample struct {
-	Step int64
-	Env  map[string]any
-}
-
-// StageResult is one stage's verdict.
-type StageResult struct {
-	ID     string `json:"id"`
-	Passed bool   `json:"passed"`
-	Step   int64  `json:"step,omitempty"` // the first step where it held
-	Index  int    `json:"-"`
-}
-
-// Result is a run's audit.
-type Result struct {
-	Label      string          `json:"label"`
-	Samples    int             `json:"samples"`
-	TSR        float64         `json:"tsr"`
-	WGP        float64         `json:"wgp"`
-	VMP        float64         `json:"vmp"`
-	Passed     int             `json:"passed"`
-	Planned    int             `json:"planned"`
-	Stages     []StageResult   `json:"stages"`
-	Milestones map[string]bool `json:"milestones"` // eligible ones: reached?
-}
-
-// Evaluate computes the metrics over samples in recorded order.
-func (c *Chain) Evaluate(label string, samples []Sample) Result {
-	res := Result{Label: label, Samples: len(samples), Planned: len(c.Stages), Milestones: map[string]bool{}}
-	first := map[string]int{}
-	for _, s := range c.Stages {
-		sr := StageResult{ID: s.ID, Index: -1}
-		for i, smp := range samples {
-			if ok, _ := harness.EvalCondition(c.stage[s.ID], smp.Env); ok {
-				sr.Passed, sr.Step, sr.Index = true, smp.Step, i
-				first[s.ID] = i
-				break
-			}
-		}
-		if sr.Passed {
-			res.Passed++
-		}
-		res.Stages = append(res.Stages, sr)
-	}
-	res.TSR = ratio(float64(res.Passed), float64(res.Planned))
-	var num, den float64
-	for _, e := range c.Edges {
-		if e.Strict != nil && !*e.Strict {
-			continue
-		}
-		den += e.Weight
-		fi, okF := first[e.From]
-		ti, okT := first[e.To]
-		if okF && okT && ti >= fi {
-			num += e.Weight
-		}
-	}
-	res.WGP = ratio(num, den)
-	var reached, eligible float64
-	for _, m := range c.Milestones {
-		if m.Eligible != nil && !*m.Eligible {
-			continue
-		}
-		eligible++
-		hit := false
-		for _, smp := range samples {
-			if p := c.mile[m.ID]; p != nil {
-				hit, _ = harness.EvalCondition(p, smp.Env)
-			} else {
-				ms, _ := smp.Env["milestones"].([]any)
-				for _, x := range ms {
-					if x == m.ID {
-						hit = true
-					}
-				}
-			}
-			if hit {
-				break
-			}
-		}
-		res.Milestones[m.ID] = hit
-		if hit {
-			reached++
-		}
-	}
-	res.VMP = ratio(reached, eligible)
-	return res
-}
-
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
-
 // Samples reads the recorded states of store s, every life in order: per
-// episode its state/state.json (the start), then outcome.json end_state
-// when MFM recorded one, with the episode's events and the cumulative
-// milestones (state milestones and outcome milestone_transition).
+// episode its state/state.json (the start), every step's state of its
+// steps.jsonl when recorded (the checks the runner makes after each
+// environment step), then its outcome.json end_state when recorded. A
+// sample sees its own events (a step's, or the episode's at the end) and,
+// cumulative up to it: the events, the milestones (state milestones and
+// outcome milestone_transition) and the items crafted ("craft ITEM N"
+// events, counted as the task predicate crafted:ITEM counts them).
 func Samples(s *episodes.Store) ([]Sample, error) {
 	lives, err := s.Lives()
 	if err != nil {
@@ -233,6 +33,7 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 	}
 	var out []Sample
 	var allEvents []any
+	craft := task.NewTracker(&task.Task{})
 	miles := []any{}
 	seen := map[string]bool{}
 	addMile := func(v any) {
@@ -240,6 +41,10 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 			seen[id] = true
 			miles = append(miles, id)
 		}
+	}
+	observe := func(step int64, evs []string) {
+		allEvents = append(allEvents, anySlice(evs)...)
+		craft.Observe(task.Observation{Step: step, Events: evs})
 	}
 	for _, l := range lives {
 		rows, err := l.AllRows()
@@ -252,12 +57,7 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 			if err != nil {
 				o = &episodes.Outcome{} // the episode's outcome is not recorded
 			}
-			var evs []any
-			if o.Events != nil {
-				evs = anySlice(o.Events)
-			}
-			allEvents = append(allEvents, evs...)
-			mk := func(st map[string]any, step int64, withEvents bool) Sample {
+			mk := func(st map[string]any, step int64, evs []string) Sample {
 				env := map[string]any{}
 				for k, v := range st {
 					env[k] = v
@@ -271,22 +71,45 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 				env["life"] = l.N
 				env["episode"] = r.ID
 				env["tags"] = anySlice(r.Tags)
-				if withEvents {
-					env["events"] = evs
-				} else {
-					env["events"] = []any{}
+				env["events"] = anySlice(evs)
+				// capacity-capped views: later appends never show through
+				env["all_events"] = allEvents[:len(allEvents):len(allEvents)]
+				env["milestones"] = miles[:len(miles):len(miles)]
+				crafted := map[string]any{}
+				for k, v := range craft.Crafted() {
+					crafted[k] = v
 				}
-				env["all_events"] = append([]any(nil), allEvents...)
-				env["milestones"] = append([]any(nil), miles...)
+				env["crafted"] = crafted
 				if _, ok := env["inventory"]; !ok {
 					env["inventory"] = map[string]any{}
 				}
 				return Sample{Step: step, Env: env}
 			}
+			var start map[string]any
 			if st, err := episodes.ReadState(dir); err == nil {
-				if fields, err := st.Fields(); err == nil {
-					out = append(out, mk(fields, r.FirstStep, false))
+				if start, err = st.Fields(); err == nil {
+					out = append(out, mk(start, r.FirstStep, nil))
 				}
+			}
+			stepped := false
+			err = episodes.ScanSteps(dir, func(st episodes.Step) error {
+				if st.State == nil {
+					return nil
+				}
+				fields, err := st.State.Fields()
+				if err != nil {
+					return nil
+				}
+				stepped = true
+				observe(st.Step, st.Events)
+				out = append(out, mk(fields, st.Step, st.Events))
+				return nil
+			}, nil)
+			if err != nil {
+				return nil, fmt.Errorf("audit: %s: %w", r.ID, err)
+			}
+			if !stepped {
+				observe(r.LastStep, o.Events) // the steps' events are the episode's
 			}
 			for _, m := range o.MilestoneTransition {
 				addMile(m)
@@ -295,16 +118,13 @@ func Samples(s *episodes.Store) ([]Sample, error) {
 			if o.EndState != nil {
 				end, _ = o.EndState.Fields()
 			}
-			if end == nil && len(out) > 0 {
+			if end == nil && start != nil {
 				// the paper records no end state: the start state with this
 				// episode's events and milestones
-				end = map[string]any{}
-				for k, v := range out[len(out)-1].Env {
-					end[k] = v
-				}
+				end = start
 			}
 			if end != nil {
-				out = append(out, mk(end, r.LastStep, true))
+				out = append(out, mk(end, r.LastStep, o.Events))
 			}
 		}
 	}
@@ -319,15 +139,124 @@ func anySlice(s []string) []any {
 	return out
 }
 
-// Run audits store dir under label.
-func Run(c *Chain, label, dir string) (Result, error) {
+// Support is what a store holds for a score: its index rows, the episode
+// folders they name that exist, the recorded states read.
+type Support struct {
+	Rows            int      `json:"rows"`
+	MissingFolders  []string `json:"missing_folders,omitempty"`  // episode ids the index names without a folder
+	MissingFromRun  []string `json:"missing_from_run,omitempty"` // episode ids run.json names that the store lacks
+	EpisodesNoState int      `json:"episodes_without_state"`
+	States          int      `json:"states"`
+}
+
+// ErrUnsupported is wrapped by Score's refusal: the store cannot support
+// a score.
+var ErrUnsupported = errors.New("the store cannot support a score")
+
+// CheckStore reports what store dir holds for a score and refuses (an
+// error wrapping ErrUnsupported) when an episode folder that the index or
+// run.json names is missing, or no state is recorded at all: a score
+// over what is left would be a number about a different run.
+func CheckStore(dir string) (Support, error) {
+	var sup Support
 	s, err := episodes.Open(dir)
 	if err != nil {
-		return Result{}, err
+		return sup, fmt.Errorf("audit: %w", err)
+	}
+	lives, err := s.Lives()
+	if err != nil {
+		return sup, fmt.Errorf("audit: %w", err)
+	}
+	have := map[string]bool{}
+	for _, l := range lives {
+		rows, err := l.AllRows()
+		if err != nil {
+			return sup, fmt.Errorf("audit: %w", err)
+		}
+		for _, r := range rows {
+			sup.Rows++
+			d := l.RowDir(&r)
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				sup.MissingFolders = append(sup.MissingFolders, r.ID)
+				continue
+			}
+			have[r.ID] = true
+			if _, err := episodes.ReadState(d); err != nil {
+				sup.EpisodesNoState++
+			} else {
+				sup.States++
+			}
+		}
+	}
+	for _, id := range runEpisodes(s) {
+		if !have[id] {
+			sup.MissingFromRun = append(sup.MissingFromRun, id)
+		}
+	}
+	switch {
+	case len(sup.MissingFolders) > 0:
+		return sup, fmt.Errorf("%w: %s: %d of the %d episode folders the index names are missing (first %s); the states of the rest would score a different run",
+			ErrUnsupported, dir, len(sup.MissingFolders), sup.Rows, sup.MissingFolders[0])
+	case len(sup.MissingFromRun) > 0:
+		return sup, fmt.Errorf("%w: %s: run.json names %d episodes the store does not hold (first %s)",
+			ErrUnsupported, dir, len(sup.MissingFromRun), sup.MissingFromRun[0])
+	case sup.States == 0:
+		return sup, fmt.Errorf("%w: %s: no recorded states (%d index rows)", ErrUnsupported, dir, sup.Rows)
+	}
+	return sup, nil
+}
+
+// runEpisodes lists the episode ids run.json's turns name, if the store
+// has a run.json with turns.
+func runEpisodes(s *episodes.Store) []string {
+	b, err := os.ReadFile(s.Path("run.json"))
+	if err != nil {
+		return nil
+	}
+	var run struct {
+		Turns []struct {
+			Entries []struct {
+				Episodes []string `json:"episodes"`
+			} `json:"entries"`
+		} `json:"turns"`
+	}
+	if json.Unmarshal(b, &run) != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range run.Turns {
+		for _, e := range t.Entries {
+			out = append(out, e.Episodes...)
+		}
+	}
+	return out
+}
+
+// Score scores the run recorded in store dir against chain c, labelled
+// with the store's path. It refuses (ErrUnsupported) a store that cannot
+// support a score (CheckStore); episodes without a state are counted in
+// the warnings.
+func Score(c *Chain, dir string) (Scores, error) {
+	return ScoreLabel(c, dir, dir)
+}
+
+// ScoreLabel is Score with a label (a condition: no-prior, related, …).
+func ScoreLabel(c *Chain, label, dir string) (Scores, error) {
+	sup, err := CheckStore(dir)
+	if err != nil {
+		return Scores{}, err
+	}
+	s, err := episodes.Open(dir)
+	if err != nil {
+		return Scores{}, fmt.Errorf("audit: %w", err)
 	}
 	smp, err := Samples(s)
 	if err != nil {
-		return Result{}, err
+		return Scores{}, err
 	}
-	return c.Evaluate(label, smp), nil
+	res := c.Evaluate(label, smp)
+	if sup.EpisodesNoState > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d episodes have no recorded state", sup.EpisodesNoState, sup.Rows))
+	}
+	return res, nil
 }

@@ -39,6 +39,9 @@ type Format struct {
 	Created string `json:"created"` // RFC 3339
 	// From records the artifact a store was seeded from, if any.
 	From json.RawMessage `json:"from,omitempty"`
+	// Axes declare which way north is and which block a position falls
+	// in; nil is the paper's (Minecraft's) axes.
+	Axes *Axes `json:"axes,omitempty"`
 }
 
 // Store is an opened store directory. It is cheap and safe for concurrent
@@ -118,6 +121,11 @@ func Open(dir string) (*Store, error) {
 		}
 		if s.Format.Format != "mfm-store" {
 			return nil, fmt.Errorf("open store %s: %s: format is %q, want \"mfm-store\"", dir, FormatFileName, s.Format.Format)
+		}
+		if s.Format.Axes != nil {
+			if err := s.Format.Axes.Check(); err != nil {
+				return nil, fmt.Errorf("open store %s: %s: %w", dir, FormatFileName, err)
+			}
 		}
 		if s.Format.Version > FormatVersion {
 			return nil, fmt.Errorf("open store %s: format version %d is newer than this mfmd (%d): upgrade mfmd", dir, s.Format.Version, FormatVersion)

@@ -77,4 +77,10 @@ type Hooks struct {
 	// "## " heading), or "" when it was not seeded from one. It is called
 	// on every render of /README.md.
 	Provenance func(ctx context.Context) (string, error)
+	// Explain renders /q/<query>/explain: each term of query, how many
+	// episodes matched after it and what it was read as.
+	Explain func(ctx context.Context, query string) ([]byte, error)
+	// Check renders /mine/.check: citations in mine/ of episodes that do
+	// not exist (file and line) and procedures without a description.
+	Check func(ctx context.Context) ([]byte, error)
 }

@@ -57,6 +57,9 @@ type Options struct {
 	// log through fanotify (docs/MOUNT.md, "The recorded episodes: read
 	// through the kernel's cache").
 	PerOpen bool
+	// Turn, if set, labels every access log row with the play session's
+	// current turn (content.AccessLog.SetTurn); it must not block.
+	Turn func() string
 }
 
 // debugLogger, when set (by tests), receives go-fuse's request log of
@@ -186,6 +189,7 @@ func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
 	m.views = newViews(m.nodeEnv, opt.Hooks.Viewer, opt.RenderTimeout)
 	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout}
 	m.access = accessRecorder{content.NewAccessLog(store, log, opt.NoAccessLog)}
+	m.access.SetTurn(opt.Turn)
 	m.lives = &lifeTrees{m: m, trees: map[int]*roNode{}}
 	return m
 }

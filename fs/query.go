@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"sync"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -57,6 +58,9 @@ func newQueryRoot(m *mfs) (gofs.InodeEmbedder, error) {
 type queryDirs struct {
 	m     *mfs
 	cache *content.QueryCache
+
+	explainOnce sync.Once
+	explains    *explainCache // explain files (explain.go)
 }
 
 // dir serves q/<query>/.
@@ -95,6 +99,10 @@ func (q *queryDirs) dir(query string) *vdir {
 			if viewer != nil {
 				return sheet, fuse.S_IFREG, 0
 			}
+		case content.QueryExplainName:
+			if explain := q.explainFile(query); explain != nil {
+				return explain, fuse.S_IFREG, 0
+			}
 		}
 		r, errno := get(ctx)
 		if errno != 0 {
@@ -116,10 +124,13 @@ func (q *queryDirs) dir(query string) *vdir {
 			return fuse.DirEntry{Name: name, Mode: mode, Ino: virtualIno(ino, name)}
 		}
 		links := r.Links()
-		out := make([]fuse.DirEntry, 0, 3+len(links))
+		out := make([]fuse.DirEntry, 0, 4+len(links))
 		out = append(out, ent(content.QueryResultsName, fuse.S_IFREG), ent(content.QueryCountName, fuse.S_IFREG))
 		if viewer != nil {
 			out = append(out, ent(content.QuerySheetName, fuse.S_IFREG))
+		}
+		if m.opt.Hooks.Explain != nil {
+			out = append(out, ent(content.QueryExplainName, fuse.S_IFREG))
 		}
 		for _, n := range links {
 			out = append(out, ent(n, fuse.S_IFLNK))

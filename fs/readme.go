@@ -26,6 +26,8 @@ func (m *mfs) readmeOptions() content.ReadmeOptions {
 	h := m.opt.Hooks
 	return content.ReadmeOptions{
 		Mountpoint:   m.mountpoint,
+		Store:        m.store.Root,
+		Consolidate:  h.Trees["consolidate"] != nil,
 		ReadOnlyMine: m.opt.ReadOnly,
 		Queries:      h.Querier != nil,
 		Views:        h.Viewer != nil,

@@ -307,15 +307,17 @@ func damageCause(events []string) string {
 	return "unknown"
 }
 
-func cellOf(x, y, z float64) [3]int {
-	return [3]int{int(math.Floor(x)), int(math.Floor(y)), int(math.Floor(z))}
+// cellOf is the block a position falls in, as the store's axes say
+// (floor, or round for a Luanti store).
+func cellOf(ax episodes.Axes, x, y, z float64) [3]int {
+	return [3]int{ax.Block(x), ax.Block(y), ax.Block(z)}
 }
 
 // frontCell is the cell one block ahead of the pose (Minecraft yaw: 0 faces
 // +z, 90 faces -x).
-func frontCell(s State) [3]int {
+func frontCell(ax episodes.Axes, s State) [3]int {
 	rad := s.Yaw * math.Pi / 180
-	return cellOf(s.X-math.Sin(rad), s.Y, s.Z+math.Cos(rad))
+	return cellOf(ax, s.X-math.Sin(rad), s.Y, s.Z+math.Cos(rad))
 }
 
 // GridRows derives an episode's grid rows from its steps: walked when the
@@ -329,7 +331,7 @@ func GridRows(id string, call Call, start State, steps []Step, lastWalked *[3]in
 	var lastBlocked *[3]int
 	for _, s := range steps {
 		st := s.State
-		c := cellOf(st.X, st.Y, st.Z)
+		c := cellOf(opt.Axes, st.X, st.Y, st.Z)
 		if lastWalked == nil || *lastWalked != c {
 			rows = append(rows, episodes.GridRow{Cell: c, Kind: episodes.CellWalked, Step: st.Step, Episode: id})
 			cc := c
@@ -349,7 +351,7 @@ func GridRows(id string, call Call, start State, steps []Step, lastWalked *[3]in
 				}
 			}
 		} else if tried && math.Hypot(st.X-prev.X, st.Z-prev.Z) < 0.01 {
-			fc := frontCell(st)
+			fc := frontCell(opt.Axes, st)
 			if lastBlocked == nil || *lastBlocked != fc {
 				rows = append(rows, episodes.GridRow{Cell: fc, Kind: episodes.CellBlocked, Step: st.Step, Episode: id})
 				lastBlocked = &fc
@@ -376,7 +378,7 @@ func GridRows(id string, call Call, start State, steps []Step, lastWalked *[3]in
 				kind = episodes.CellOpened
 			}
 			if kind != "" && !given[kind] {
-				rows = append(rows, episodes.GridRow{Cell: frontCell(st), Kind: kind, Step: st.Step, Item: f[1], Pose: pose, Episode: id})
+				rows = append(rows, episodes.GridRow{Cell: frontCell(opt.Axes, st), Kind: kind, Step: st.Step, Item: f[1], Pose: pose, Episode: id})
 			}
 		}
 		prev = st
@@ -731,7 +733,7 @@ func (r *Recorder) resume() error {
 	}
 	st := stateFromRecord(end)
 	r.last = &st
-	c := cellOf(st.X, st.Y, st.Z)
+	c := cellOf(r.opt.Axes, st.X, st.Y, st.Z)
 	r.lastWalked = &c
 	if fb, err := os.ReadFile(r.w.Store().Path(episodes.NowDir, episodes.NowFrameName)); err == nil {
 		r.lastFrame = fb

@@ -122,6 +122,10 @@ type Options struct {
 	// SampleEvery is how many steps of an item pass between reflex checks
 	// (default 4), as CallOptions.SampleEvery.
 	SampleEvery int
+	// Axes say which block a position falls in for the grid's walked,
+	// blocked and hazard cells (default: the store's declared axes, else
+	// floor).
+	Axes episodes.Axes
 }
 
 // Recorder records episodes into a store. It holds the store's writer lock
@@ -169,6 +173,9 @@ func NewRecorder(s *episodes.Store, opt Options) (*Recorder, error) {
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
+	}
+	if opt.Axes == (episodes.Axes{}) {
+		opt.Axes = s.Axes()
 	}
 	w, err := s.OpenWriter()
 	if err != nil {

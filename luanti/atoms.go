@@ -131,7 +131,7 @@ func (c *Controller) GoTo(x, z, within float64) (Result, error) {
 			best, bestAt = d, i
 		}
 		if i-bestAt > 30 {
-			return Input{}, true, Result{Note: fmt.Sprintf("blocked: no progress for 3 s, %.1f blocks short", d)}
+			return Input{}, true, Result{Note: fmt.Sprintf("blocked: no progress for 3 s, %.1f blocks short; %s", d, blockedBy(s))}
 		}
 		if i >= budget {
 			return Input{}, true, Result{Note: fmt.Sprintf("out of time %.1f blocks short", d)}
@@ -150,6 +150,18 @@ func (c *Controller) GoTo(x, z, within float64) (Result, error) {
 		}
 		return in, false, Result{}
 	})
+}
+
+// blockedBy says what stands one step ahead when a walk stalls.
+func blockedBy(s Raw) string {
+	a, ok := s.AheadOf()
+	if !ok {
+		return "the game did not say what is ahead"
+	}
+	if b := a.Blocking(); b != "" {
+		return "in the way: " + b
+	}
+	return fmt.Sprintf("nothing solid one step ahead (%s at feet level, %s at head level at %v,%v,%v): a drop, a ledge beside, or something wider than a block", shortName(a.Feet), shortName(a.Head), a.Pos.X, a.Pos.Y, a.Pos.Z)
 }
 
 // MineAhead holds the dig button on the pointed block until it breaks.
@@ -229,6 +241,10 @@ func (c *Controller) DigDown(n int) (Result, error) {
 		}
 		if dug >= n && y0-s.Pos.Y >= float64(n)-0.5 && math.Abs(s.Vel.Y) < 0.1 {
 			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("dug %d blocks, %.1f down", dug, y0-s.Pos.Y)}
+		}
+		if down := y0 - s.Pos.Y; down > float64(dug)+1.5 && math.Abs(s.Vel.Y) < 0.1 {
+			// the floor opened: stop digging where the player landed
+			return Input{}, true, Result{Note: fmt.Sprintf("fell %.1f blocks after digging %d of %d: the floor opened into open space (a cave) below; look around before digging on", down, dug, n)}
 		}
 		// A fall of n blocks lands within a second or two: once the n
 		// digs are done, waiting longer only spends steps.
@@ -364,7 +380,7 @@ func (c *Controller) ScanAround() (Result, error) {
 		if i >= 60 {
 			return Input{}, true, Result{Note: "did not finish the circle"}
 		}
-		return Input{DX: dx, DY: dy, Frame: fr && q%2 == 1}, false, Result{}
+		return Input{DX: dx, DY: dy, Frame: fr}, false, Result{}
 	})
 }
 

@@ -169,6 +169,8 @@ func (c *Controller) State(r Raw) harness.State {
 			"below":       shortName(r.Below),
 			"entombed":    entombed,
 			"gui":         c.GUI,
+			// water, lava or a cave close by (Raw.Hazard; "" for none)
+			"hazard": r.Hazard(),
 		},
 	}
 }
@@ -278,6 +280,33 @@ type Result struct {
 	Note string
 }
 
+// toolWatch notices the tool in the hand breaking during an atom: it
+// leaves the hand and the inventory holds one fewer.
+type toolWatch struct {
+	name    string  // the wielded item at the start
+	had     float64 // how many the inventory held
+	digging bool    // the atom has held dig
+	note    string  // set once it broke
+}
+
+// toolKinds are the name parts of items that wear out.
+var toolKinds = []string{"pick_", "axe_", "shovel_", "sword_", "hoe_"}
+
+func (w *toolWatch) broke(s Raw, tick int) bool {
+	if w.note != "" {
+		return true
+	}
+	isTool := false
+	for _, k := range toolKinds {
+		isTool = isTool || strings.Contains(w.name, k)
+	}
+	if !isTool || s.Wielded == w.name || s.Inventory[w.name] >= w.had {
+		return false
+	}
+	w.note = fmt.Sprintf("the %s in the hand broke (worn out) at tick %d", shortName(w.name), tick)
+	return true
+}
+
 // atomFunc decides the input of the next tick from the current state; it
 // returns done when the atom finished (ok or not).
 type atomFunc func(i int, s Raw, ev []Event) (in Input, done bool, res Result)
@@ -317,9 +346,15 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 		ticks = append(ticks, t)
 	}
 	c.Cur.Events = nil // events are seen once, by the tick that brought them
+	tool := toolWatch{name: c.Cur.Wielded, had: c.Cur.Inventory[c.Cur.Wielded]}
 	for i := 0; i < budget && !done; i++ {
 		if c.Ctx != nil && c.Ctx.Err() != nil && len(ticks) > 0 {
 			done, res = true, Result{Note: "interrupted"}
+			break
+		}
+		if tool.broke(c.Cur, i) && tool.digging {
+			// digging on bare-handed would only spend the budget
+			done, res = true, Result{Note: tool.note + ": stopped; equip another tool (the inventory shows what is left)"}
 			break
 		}
 		in, d, r := f(i, c.Cur, nil)
@@ -327,6 +362,7 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 			done, res = true, r
 			break
 		}
+		tool.digging = tool.digging || in.Dig
 		if err := c.apply(in); err != nil {
 			c.R.Abort()
 			return Result{}, err
@@ -360,6 +396,9 @@ func (c *Controller) Run(call harness.Call, budget int, f atomFunc) (Result, err
 		} else {
 			res = Result{OK: false, Note: fmt.Sprintf("budget of %d ticks used up", budget)}
 		}
+	}
+	if tool.note != "" && !strings.Contains(res.Note, tool.note) {
+		res.Note = strings.TrimPrefix(res.Note+"; "+tool.note, "; ")
 	}
 	// Release everything; the state after release is the last step.
 	if c.held != (Input{}) {

@@ -1,5 +1,11 @@
 package luanti
 
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
 // Vec is a position or velocity.
 type Vec struct {
 	X float64 `json:"x"`
@@ -14,6 +20,8 @@ type Pointed struct {
 	Above Vec     `json:"above"`
 	Dist  float64 `json:"dist"`
 	Soft  bool    `json:"soft"` // leaves or a plant: cut in a moment
+	// AboveNode is the node at Above, where a placed block would go.
+	AboveNode string `json:"above_node"`
 }
 
 // Item is a dropped item near the player.
@@ -67,10 +75,13 @@ type Raw struct {
 	Headroom   float64            `json:"headroom"`    // free blocks above the head (up to 16)
 	WieldedUse string             `json:"wielded_use"` // "use": left click runs the item's on_use; "place": right click
 	PointedObj any                `json:"pointed_object"`
-	Furnace    any                `json:"furnace"`  // the furnace in the crosshair
-	Entombed   any                `json:"entombed"` // {node, pos} when the eye is inside a solid block, else false
-	Ready      bool               `json:"ready"`    // the player stands at the chosen spawn
-	Spawn      string             `json:"spawn"`    // how the spawn was chosen
+	Furnace    any                `json:"furnace"`     // the furnace in the crosshair
+	Entombed   any                `json:"entombed"`    // {node, pos} when the eye is inside a solid block, else false
+	Ahead      any                `json:"ahead"`       // the blocks one step ahead at the feet and the head
+	Liquid     any                `json:"liquid"`      // {node, pos}: the nearest water or lava within 3 blocks, else false
+	UnderFloor any                `json:"under_floor"` // {node, depth, pos}: air or a liquid under the floor within 8 blocks, else false
+	Ready      bool               `json:"ready"`       // the player stands at the chosen spawn
+	Spawn      string             `json:"spawn"`       // how the spawn was chosen
 	Events     []Event            `json:"events"`
 }
 
@@ -99,6 +110,7 @@ func (r Raw) PointedAt() *Pointed {
 	p := &Pointed{Node: str(m["node"]), Under: vec(m["under"]), Above: vec(m["above"])}
 	p.Dist, _ = m["dist"].(float64)
 	p.Soft, _ = m["soft"].(bool)
+	p.AboveNode = str(m["above_node"])
 	return p
 }
 
@@ -176,4 +188,102 @@ func counts(v any) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// Ahead is what one step ahead holds, at the feet and at the head.
+type Ahead struct {
+	Pos                  Vec
+	Feet, Head           string
+	FeetSolid, HeadSolid bool
+}
+
+// AheadOf decodes the blocks one step ahead.
+func (r Raw) AheadOf() (Ahead, bool) {
+	m, ok := r.Ahead.(map[string]any)
+	if !ok {
+		return Ahead{}, false
+	}
+	a := Ahead{Pos: vec(m["pos"]), Feet: str(m["feet"]), Head: str(m["head"])}
+	a.FeetSolid, _ = m["feet_solid"].(bool)
+	a.HeadSolid, _ = m["head_solid"].(bool)
+	return a, true
+}
+
+// Blocking says what blocks a step ahead ("" when both blocks are free):
+// "tree at feet level and leaves at head level at 3,12,-4".
+func (a Ahead) Blocking() string {
+	var parts []string
+	if a.FeetSolid {
+		parts = append(parts, shortName(a.Feet)+" at feet level")
+	}
+	if a.HeadSolid {
+		parts = append(parts, shortName(a.Head)+" at head level")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s at %v,%v,%v", strings.Join(parts, " and "), a.Pos.X, a.Pos.Y, a.Pos.Z)
+}
+
+// Hazard is a warning about water, lava or a cave close by ("" for
+// none): the nearest liquid within 3 blocks (under the feet, ahead, or
+// near) and what lies under the floor (a liquid or open air within 8
+// blocks below, which digging down falls into).
+func (r Raw) Hazard() string {
+	var out []string
+	if m, ok := r.Liquid.(map[string]any); ok {
+		p := vec(m["pos"])
+		feet := Vec{math.Floor(r.Pos.X + 0.5), math.Floor(r.Pos.Y + 0.5), math.Floor(r.Pos.Z + 0.5)}
+		dx, dy, dz := p.X-feet.X, p.Y-feet.Y, p.Z-feet.Z
+		where := "near"
+		yaw := r.Yaw * math.Pi / 180
+		switch {
+		case dx == 0 && dz == 0 && dy < 0:
+			where = "under your feet"
+		case (-math.Sin(yaw)*dx + math.Cos(yaw)*dz) > 0.7*math.Hypot(dx, dz):
+			where = "ahead"
+		case dy < 0:
+			where = "near, below"
+		}
+		out = append(out, fmt.Sprintf("%s %s, %.0f block(s) away at %v,%v,%v", liquidName(m["node"]), where, math.Sqrt(dx*dx+dy*dy+dz*dz), p.X, p.Y, p.Z))
+	}
+	if m, ok := r.UnderFloor.(map[string]any); ok {
+		d, _ := m["depth"].(float64)
+		p := vec(m["pos"])
+		what := liquidName(m["node"])
+		if str(m["node"]) == "air" {
+			what = "open space (a cave)"
+		}
+		out = append(out, fmt.Sprintf("%s under %.0f block(s) of floor at %v,%v,%v: digging down falls into it", what, d-1, p.X, p.Y, p.Z))
+	}
+	return strings.Join(out, "; ")
+}
+
+// liquidName is a liquid's short name: water, lava, river water.
+func liquidName(v any) string {
+	n := shortName(str(v))
+	for _, suf := range []string{"_source", "_flowing"} {
+		n = strings.TrimSuffix(n, suf)
+	}
+	return strings.ReplaceAll(n, "_", " ")
+}
+
+// inLiquid names the liquid the player is in (at the feet or the head),
+// "" when none.
+func (r Raw) inLiquid() string {
+	m, ok := r.Liquid.(map[string]any)
+	if !ok {
+		return ""
+	}
+	p, feet := vec(m["pos"]), Vec{math.Floor(r.Pos.X + 0.5), math.Floor(r.Pos.Y + 0.5), math.Floor(r.Pos.Z + 0.5)}
+	if p.X == feet.X && p.Z == feet.Z && (p.Y == feet.Y || p.Y == feet.Y+1) {
+		return liquidName(m["node"])
+	}
+	return ""
+}
+
+// isLiquid reports whether a node name is water or lava.
+func isLiquid(node string) bool {
+	n := shortName(node)
+	return strings.Contains(n, "water_") || strings.Contains(n, "lava_")
 }

@@ -126,11 +126,7 @@ func (c *Controller) PlaceItem(item string) (Result, error) {
 			return Input{}, true, Result{Note: "not holding " + shortName(item)}
 		}
 		if pressed >= 0 && i-pressed > 8 {
-			what := "nothing"
-			if p := s.PointedAt(); p != nil {
-				what = shortName(p.Node)
-			}
-			return Input{}, true, Result{Note: "nothing was placed on " + what + " (the spot is taken, or the block would overlap the player)"}
+			return Input{}, true, Result{Note: placeWhy(s, item)}
 		}
 		if i >= 39 {
 			return Input{}, true, Result{Note: "could not aim at the ground ahead"}
@@ -139,13 +135,37 @@ func (c *Controller) PlaceItem(item string) (Result, error) {
 		if pressed < 0 && math.Abs(ep) < 4 && math.Abs(ey) < 4 {
 			p := s.PointedAt()
 			if p == nil {
-				return Input{}, true, Result{Note: "nothing in reach to place on"}
+				return Input{}, true, Result{Note: placeWhy(s, item)}
 			}
 			pressed = i
 			return Input{Click: 3, Frame: true}, false, Result{}
 		}
 		return Input{DX: dx, DY: dy}, false, Result{}
 	})
+}
+
+// placeWhy says why placing item left nothing, from the state: nothing
+// in reach (in water the crosshair looks through it), the spot where the
+// player stands, a spot in water or lava, or a spot already taken.
+func placeWhy(s Raw, item string) string {
+	p := s.PointedAt()
+	if p == nil {
+		if l := s.inLiquid(); l != "" {
+			return fmt.Sprintf("nothing in reach to place on: you are in %s, the crosshair looks through it and the ground is out of reach; get onto solid ground first", l)
+		}
+		return "nothing in reach to place on (within 5 blocks)"
+	}
+	at := fmt.Sprintf("%v,%v,%v", p.Above.X, p.Above.Y, p.Above.Z)
+	feet := Vec{math.Floor(s.Pos.X + 0.5), math.Floor(s.Pos.Y + 0.5), math.Floor(s.Pos.Z + 0.5)}
+	switch {
+	case isLiquid(p.AboveNode):
+		return fmt.Sprintf("nothing was placed on %s: the spot %s is in %s (a %s is washed away there; place it on dry ground)", shortName(p.Node), at, liquidName(p.AboveNode), shortName(item))
+	case p.AboveNode != "" && p.AboveNode != "air":
+		return fmt.Sprintf("nothing was placed on %s: the spot %s is taken by %s", shortName(p.Node), at, shortName(p.AboveNode))
+	case p.Above.X == feet.X && p.Above.Z == feet.Z && (p.Above.Y == feet.Y || p.Above.Y == feet.Y+1):
+		return fmt.Sprintf("nothing was placed on %s: the spot %s is where you stand (the block would overlap you); step back a block or look further ahead", shortName(p.Node), at)
+	}
+	return fmt.Sprintf("nothing was placed on %s at %s (the block would overlap the player, or the game refused it: a torch needs a solid block to stand on or hang from)", shortName(p.Node), at)
 }
 
 // Smelt smelts n of item with fuel in the furnace in the crosshair: the

@@ -71,7 +71,7 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 		fmt.Fprintf(&w, "[INV] %s\n", d)
 	}
 	fmt.Fprintf(&w, "[INV] now: %s\n", invLine(st.Inventory))
-	for _, e := range collapse(b.events, 12) {
+	for _, e := range collapse(b.events, maxEventLines) {
 		fmt.Fprintf(&w, "[EVENT] %s\n", e)
 	}
 	for _, r := range b.reached {
@@ -86,6 +86,9 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 	tod, ok := st.Extra["time_of_day"].(float64)
 	if warn := nightWarning(tod, ok); warn != "" {
 		fmt.Fprintf(&w, "[WARN] %s\n", warn)
+	}
+	if h, _ := st.Extra["hazard"].(string); h != "" {
+		fmt.Fprintf(&w, "[WARN] %s\n", h)
 	}
 	s.goalLines(&w)
 	if len(b.episodes) > 0 {
@@ -235,9 +238,16 @@ func invDelta(a, b map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// collapse merges repeated lines ("(x3)") and keeps the last max.
+// maxEventLines is how many [EVENT] lines a turn block shows; the
+// earlier ones are summarised by kind and item, so no item name is lost.
+const maxEventLines = 24
+
+// collapse merges repeated lines ("(x3)") and keeps the last max; the
+// lines left out are counted by their first two words ("mine_block
+// stone", "pick_up coal_lump"), so what they were about stays in the block.
 func collapse(lines []string, max int) []string {
 	var out []string
+	var first []int // the index in lines of each out line's first line
 	for i := 0; i < len(lines); {
 		j := i
 		for j < len(lines) && lines[j] == lines[i] {
@@ -248,12 +258,38 @@ func collapse(lines []string, max int) []string {
 		} else {
 			out = append(out, lines[i])
 		}
+		first = append(first, i)
 		i = j
 	}
 	if len(out) > max {
-		out = append([]string{fmt.Sprintf("(%d earlier events left out)", len(out)-max)}, out[len(out)-max:]...)
+		cut := len(out) - max
+		out = append([]string{leftOut(lines[:first[cut]])}, out[cut:]...)
 	}
 	return out
+}
+
+// leftOut summarises event lines by their first two words, in order of
+// first appearance: "(19 earlier events: mine_block stone x15,
+// mine_block iron_ore x2, pick_up coal_lump x2)".
+func leftOut(lines []string) string {
+	var keys []string
+	count := map[string]int{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 2 {
+			f = f[:2]
+		}
+		k := strings.Join(f, " ")
+		if count[k] == 0 {
+			keys = append(keys, k)
+		}
+		count[k]++
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s x%d", k, count[k])
+	}
+	return fmt.Sprintf("(%d earlier events: %s)", len(lines), strings.Join(parts, ", "))
 }
 
 // gridSummary keeps what the runner knows for certain from this life's

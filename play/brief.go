@@ -3,6 +3,7 @@ package play
 import (
 	_ "embed"
 	"fmt"
+	"sort"
 	"strings"
 	"text/template"
 
@@ -40,14 +41,23 @@ func Brief(b BriefInfo) (string, error) {
 		budget = b.Budget
 	}
 	d := struct {
-		Name, Instruction, Game, Mount, Store, Socket, RawKeys string
-		Budget, PlanCap, Undisclosed                           int
-		Ordered                                                bool
-		Goals                                                  []goal
-		Atoms                                                  []atom
-		Conventions                                            []string
+		Name, Instruction, Game, Mount, Store, Socket, RawKeys, Kit string
+		Budget, PlanCap, Undisclosed                                int
+		Ordered                                                     bool
+		Goals                                                       []goal
+		Atoms                                                       []atom
+		Conventions                                                 []string
 	}{Conventions: Conventions, Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
 		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered}
+	d.Kit = "nothing"
+	if len(t.StartKit) > 0 {
+		var kit []string
+		for item, n := range t.StartKit {
+			kit = append(kit, fmt.Sprintf("%d %s", n, item))
+		}
+		sort.Strings(kit)
+		d.Kit = strings.Join(kit, ", ")
+	}
 	for i, m := range t.Milestones {
 		if t.Ordered && i > 0 {
 			d.Undisclosed++

@@ -12,11 +12,14 @@ import (
 // fs package writes it: one JSON row per path the agent opened).
 const AccessLogName = "access.jsonl"
 
-// MemoryRead is one row of the access log as run.json keeps it.
+// MemoryRead is one row of the access log as run.json keeps it. Turn is
+// the session's TurnLabel when the mount logged the read ("t0003",
+// "before t0004", "after t0009"; empty from a mount without the session).
 type MemoryRead struct {
 	Time string `json:"time"`
 	Path string `json:"path"`
 	Kind string `json:"kind"`
+	Turn string `json:"turn,omitempty"`
 }
 
 // readLog follows the store's access log from where it stood when the
@@ -56,13 +59,20 @@ func (l *readLog) follow() error {
 }
 
 // attribute sets each turn's ReadsBefore (the reads that came before its
-// plan, after the previous turn's began: ReadBefore) and returns the
-// reads no turn followed (during the last turn and after it).
+// plan, after the previous turn's began: TurnOfRead, or ReadBefore by
+// time for a row without a turn) and returns the reads no turn followed
+// (during the last turn and after it).
 func (l *readLog) attribute(run *RunRecord) []MemoryRead {
 	byTurn := map[string][]MemoryRead{}
 	var after []MemoryRead
 	for i, r := range l.reads {
-		if id := ReadBefore(*run, l.times[i]); id != "" {
+		id := ""
+		if r.Turn != "" {
+			id = TurnOfRead(*run, r.Turn)
+		} else {
+			id = ReadBefore(*run, l.times[i])
+		}
+		if id != "" {
 			byTurn[id] = append(byTurn[id], r)
 		} else {
 			after = append(after, r)

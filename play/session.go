@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
@@ -79,6 +80,7 @@ type Session struct {
 	lastRefusal string         // why the latest was
 	done        chan struct{}
 	closed      bool
+	label       atomic.Value // TurnLabel's string, read without mu
 
 	// lastFrameFile is lastFrame in the store (lastFrame is as the
 	// block shows it: under the mount when there is one)
@@ -147,6 +149,7 @@ func NewSession(opt Options) (*Session, error) {
 		s.run.Milestones = append(s.run.Milestones, MilestoneRecord{Name: m.Name, When: m.When, Index: i})
 	}
 	s.noteReached(s.tracker.Reached(), "")
+	s.setLabel()
 	if err := s.writeRun(); err != nil {
 		return nil, err
 	}
@@ -191,6 +194,26 @@ func (s *Session) end(reason string) {
 	s.run.Ended = s.opt.Clock().UTC().Format(time.RFC3339)
 	s.run.WallSeconds = round2(s.opt.Clock().Sub(s.started).Seconds())
 	close(s.done)
+	s.setLabel()
+}
+
+// TurnLabel says where the run stands, for the access log's rows (fs
+// Options.Turn): "t0003" while turn t0003 runs, "before t0004" between
+// turns (before the first: "before t0001"), "after t0009" once the run
+// has ended (t0000 when it had no turn). It never blocks.
+func (s *Session) TurnLabel() string {
+	l, _ := s.label.Load().(string)
+	return l
+}
+
+// setLabel sets TurnLabel between turns (s.mu held).
+func (s *Session) setLabel() {
+	n := len(s.run.Turns)
+	if s.closed {
+		s.label.Store(fmt.Sprintf("after t%04d", n))
+	} else {
+		s.label.Store(fmt.Sprintf("before t%04d", n+1))
+	}
 }
 
 // PlanError is a plan refused before anything ran: nothing was recorded.
@@ -380,6 +403,7 @@ func (s *Session) Act(ctx context.Context, src, source string) (string, *TurnRec
 	t0 := s.opt.Clock()
 	turn := TurnRecord{ID: fmt.Sprintf("t%04d", len(s.run.Turns)+1), Source: source, Plan: strings.TrimSpace(src), Started: t0.UTC().Format(time.RFC3339Nano), StepsPlanned: total, StepBefore: st0.Step}
 	b := &blockBuilder{turn: &turn, before: st0}
+	s.label.Store(turn.ID)
 	var worldErr error
 	for i, sp := range steps {
 		if s.usedLocked() >= s.run.Budget {
@@ -438,6 +462,7 @@ func (s *Session) Act(ctx context.Context, src, source string) (string, *TurnRec
 	case s.run.StepsUsed >= s.run.Budget:
 		s.end(EndBudget)
 	}
+	s.setLabel()
 	block := s.renderBlock(b, after)
 	s.lastBlock = block
 	if err := s.writeRun(); err != nil {

@@ -1,7 +1,9 @@
 package play
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -19,4 +21,25 @@ func ReadBefore(run RunRecord, at time.Time) string {
 		return ""
 	}
 	return run.Turns[i].ID
+}
+
+// TurnOfRead names the turn a memory read belongs to by the turn label
+// the access log gave it (Session.TurnLabel): a read "before t0004"
+// belongs to t0004, a read during t0003 to the turn after t0003 (the
+// agent reads while its plan runs to choose the next one), as ReadBefore
+// does by time; "" when that turn has not happened (yet) or the run had
+// ended.
+func TurnOfRead(run RunRecord, label string) string {
+	id, before := strings.CutPrefix(label, "before ")
+	var n int
+	if _, err := fmt.Sscanf(id, "t%d", &n); err != nil || n < 1 || strings.HasPrefix(label, "after ") || fmt.Sprintf("t%04d", n) != id {
+		return ""
+	}
+	if !before {
+		n++
+	}
+	if n < 1 || n > len(run.Turns) || run.Turns[n-1].ID != fmt.Sprintf("t%04d", n) {
+		return ""
+	}
+	return run.Turns[n-1].ID
 }

@@ -130,13 +130,14 @@ func ExampleViewer_View_textMap() {
 	// map here (ep_000001, step 3: 0.5,0.0,0.5)  r=1  all y  north=-z
 	// 3x3 blocks; x grows to the right: column c (from 0, inside the |...| border) is x=-1+c; -z (north) is up, z grows downwards: row r is z=-1+r
 	// the @ is x=0 z=0: walked
+	// axes: north=-z, the default (the store declares no axes); positions in block floor(x), floor(z)
 	//    x   0
 	//        |
 	// z=-1 |   |
 	// z=0  | @#|
 	// z=1  |!  |
-	// legend: @ centre  * episode position (walked or nothing else recorded)  . walked  + placed  o opened  # blocked  ! hazard  (space) nothing recorded
-	// cells: walked 1 blocked 1 hazard 1
+	// legend: @ centre  * episode position (over walked, blocked or nothing)  . walked  + placed  o opened  # blocked  ! hazard  (space) nothing recorded
+	// columns holding each kind (a column shows the most telling: ! o + ~ ? . #): walked 1 blocked 1 hazard 1
 	// episode positions (index rows) in view: 1 cell(s)
 	//   x=0 z=0: ep_000001
 }

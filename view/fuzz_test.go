@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/mfm-project/mfm/episodes"
 )
 
 // FuzzParse: Parse never panics; whatever it accepts is its own canonical
@@ -70,7 +72,11 @@ func FuzzMapRows(f *testing.F) {
 			o.YBand, o.YMin, o.YMax = true, -1, 1
 		}
 		r := 1 + int(flags%4)
-		m := newMapModel(o, r, o.X, o.Z, "fuzz", cells, pos)
+		ax := episodes.Axes{}
+		if flags&0x20 != 0 {
+			ax = episodes.LuantiAxes
+		}
+		m := newMapModel(o, ax, r, o.X, o.Z, "fuzz", cells, pos)
 		txt := m.text()
 		if got := bytes.Count(txt, []byte("\n")); got < 2*r+1 {
 			t.Fatalf("text map has %d lines for r=%d", got, r)

@@ -35,8 +35,13 @@ type MapOps struct {
 	YBand      bool // keep only cells with YMin <= y <= YMax
 	YMin, YMax int  // the y band
 	Cell       int  // pixels per cell; 0: DefaultMapCell
-	NorthPlusZ bool // north is +z (Luanti), so z grows upwards; default: north is -z (Minecraft), z grows downwards
-	Text       bool // .txt: one character per cell
+	// NorthPlusZ (@north=+z) puts north at +z (Luanti), z growing
+	// upwards; NorthMinusZ (@north=-z) at -z (Minecraft), z growing
+	// downwards. With neither the store's declared axes decide
+	// (episodes.Axes), else north is -z.
+	NorthPlusZ  bool
+	NorthMinusZ bool
+	Text        bool // .txt: one character per cell
 }
 
 // Map defaults.
@@ -268,8 +273,8 @@ var (
 			s.Map.Cell = defaultTo(c, DefaultMapCell)
 			return ok
 		}, nil},
-		{"north", "north=+z (north is +z, as in Luanti; the default north=-z is Minecraft's)", func(s *Spec, val string, _ bool) bool {
-			s.Map.NorthPlusZ = val == "+z"
+		{"north", "north=+z or north=-z (north is +z, as in Luanti, or -z, as in Minecraft; the default is the store's declared axes, else -z)", func(s *Spec, val string, _ bool) bool {
+			s.Map.NorthPlusZ, s.Map.NorthMinusZ = val == "+z", val == "-z"
 			return val == "+z" || val == "-z"
 		}, nil},
 	}
@@ -362,7 +367,7 @@ func parseSheet(s *Spec, rel, stem, ext string) error {
 }
 
 // mapHelp is the shape of a map's name.
-const mapHelp = "map/here|at=X,Z[@r=N][@y=A..B][@cell=PX][@north=+z].png|.jpg|.txt"
+const mapHelp = "map/here|at=X,Z[@r=N][@y=A..B][@cell=PX][@north=+z|-z].png|.jpg|.txt"
 
 func parseMap(s *Spec, rel, stem, ext string) error {
 	if ext == ".txt" {
@@ -458,6 +463,9 @@ func (s Spec) Canonical() string {
 		}
 		if m.NorthPlusZ {
 			b.WriteString("@north=+z")
+		}
+		if m.NorthMinusZ {
+			b.WriteString("@north=-z")
 		}
 		if m.Text {
 			ext = ".txt"

@@ -24,15 +24,19 @@ Contact sheets, one labelled tile per frame (the observation, then frames/ by st
   q/<query>/sheet.png      the matches of a query
 
 Maps of grid.jsonl, top-down, north up, x growing to the right; cells coloured by kind
-(walked, placed, opened, blocked, hazard, water, any other kind brown), episode positions
-(index rows) as dots, the centre outlined; a legend with counts, a scale bar, a north arrow:
+(walked, placed, opened, blocked, hazard, water, any other kind brown): a column (all y) shows
+its most telling kind (hazard, opened, placed, water, other, walked, blocked), and the legend
+counts the columns holding each kind and how many show it; episode positions (index rows) as
+dots, in the block the store's axes put them (round for Luanti, floor for Minecraft), the
+centre outlined; a scale bar, a north arrow:
   map/here.png             around the current position (now/state.json, else the last index row)
   map/at=X,Z.png           around block X,Z
   options, in this order:
     @r=N       radius in blocks (default 16, at most 256): the map is 2N+1 blocks square
     @y=A..B    only cells with A <= y <= B (default: all y)
     @cell=PX   pixels per block (default 8; image maps only)
-    @north=+z  north is +z, z grows upwards (Luanti); the default is north -z (Minecraft)
+    @north=+z  north is +z, z grows upwards (Luanti); @north=-z: north is -z (Minecraft);
+               the default is what the store declares (mfm-store.json "axes"), else -z
   map/here.txt             the same as text: one character per block (@ centre, * episode
                            position, . walked, + placed, o opened, # blocked, ! hazard,
                            ~ water, ? other), coordinates, counts, the episodes per position

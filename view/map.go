@@ -18,7 +18,12 @@ import (
 )
 
 // mapKind is how one grid kind is drawn: a colour in image maps, a
-// character in text maps; where kinds share a column, the higher prio wins.
+// character in text maps. Where kinds share a column (cells at several
+// y), the column shows the most telling, the highest prio: where you got
+// hurt, then what you opened, then what you placed (a tower is its placed
+// blocks, not the walls you bumped into beside them), water, any other
+// kind (lava in a paper run), where you walked, and last where you were
+// blocked.
 type mapKind struct {
 	name string
 	char byte
@@ -29,15 +34,19 @@ type mapKind struct {
 // mapKinds are the kinds a map knows, in legend order; any other kind
 // (index len(mapKinds)) is drawn as otherKind.
 var mapKinds = []mapKind{
-	{episodes.CellWalked, '.', color.NRGBA{233, 196, 106, 255}, 1},
-	{episodes.CellPlaced, '+', color.NRGBA{42, 157, 143, 255}, 4},
-	{episodes.CellOpened, 'o', color.NRGBA{155, 93, 229, 255}, 5},
-	{episodes.CellBlocked, '#', color.NRGBA{60, 60, 60, 255}, 6},
+	{episodes.CellWalked, '.', color.NRGBA{233, 196, 106, 255}, prioWalked},
+	{episodes.CellPlaced, '+', color.NRGBA{42, 157, 143, 255}, 5},
+	{episodes.CellOpened, 'o', color.NRGBA{155, 93, 229, 255}, 6},
+	{episodes.CellBlocked, '#', color.NRGBA{60, 60, 60, 255}, 1},
 	{episodes.CellHazard, '!', color.NRGBA{230, 57, 70, 255}, 7},
-	{"water", '~', color.NRGBA{69, 123, 230, 255}, 3},
+	{"water", '~', color.NRGBA{69, 123, 230, 255}, prioWater},
 }
 
-var otherKind = mapKind{"other", '?', color.NRGBA{160, 110, 60, 255}, 2}
+// The prio of walked cells (an episode position outranks them and
+// blocked ones) and of water (listed in a legend only when present).
+const prioWalked, prioWater = 2, 4
+
+var otherKind = mapKind{"other", '?', color.NRGBA{160, 110, 60, 255}, 3}
 
 const noKind = 255
 
@@ -240,8 +249,10 @@ type mapModel struct {
 	others     map[int]string   // cell index -> kind name, for kinds outside mapKinds
 	eps        map[int][]string // cell index -> episode ids, in index order
 	epOrder    []int            // cells with episodes, in order of first episode
-	counts     map[string]int   // cells shown per kind name
+	counts     map[string]int   // columns showing each kind name
+	holding    map[string]int   // columns holding each kind name at some y
 	title      string
+	axes       string // where north and the blocks of positions come from
 	where      string // the centre, described
 	band       string // "all y" or "y -5..20"
 }
@@ -291,16 +302,21 @@ func (v *Viewer) buildMap(s Spec) (*mapModel, error) {
 	}
 	cx, cz, where := o.X, o.Z, fmt.Sprintf("x=%d z=%d", o.X, o.Z)
 	if o.Here {
-		if where, cx, cz, err = v.herePos(s, pos); err != nil {
+		if where, cx, cz, err = v.herePos(s, pos, v.store.Axes()); err != nil {
 			return nil, err
 		}
 	}
-	m := newMapModel(o, r, cx, cz, where, cells, pos)
+	ax := v.store.Axes()
+	m := newMapModel(o, ax, r, cx, cz, where, cells, pos)
 	north := "-z"
-	if o.NorthPlusZ {
+	if m.northPlusZ {
 		north = "+z"
 	}
+	if !o.NorthPlusZ && !o.NorthMinusZ && ax.North != "" {
+		north += " (store axes)"
+	}
 	m.title = fmt.Sprintf("map %s  r=%d  %s  north=%s", m.where, r, m.band, north)
+	m.axes = axesText(o, ax)
 	if s.Life != "" {
 		m.title = strings.TrimSuffix(s.Life, "/") + " " + m.title
 	}
@@ -308,10 +324,11 @@ func (v *Viewer) buildMap(s Spec) (*mapModel, error) {
 }
 
 // newMapModel lays out the cells and episode positions of a map of radius
-// r around cx,cz.
-func newMapModel(o MapOps, r, cx, cz int, where string, cells []gridCell, pos []posRow) *mapModel {
-	m := &mapModel{r: r, n: 2*r + 1, northPlusZ: o.NorthPlusZ, cx: cx, cz: cz, where: where,
-		others: map[int]string{}, eps: map[int][]string{}, counts: map[string]int{}, band: "all y"}
+// r around cx,cz. Episode positions fall in the block ax says (round or
+// floor), north is where o or else ax puts it.
+func newMapModel(o MapOps, ax episodes.Axes, r, cx, cz int, where string, cells []gridCell, pos []posRow) *mapModel {
+	m := &mapModel{r: r, n: 2*r + 1, northPlusZ: o.NorthPlusZ || (!o.NorthMinusZ && ax.NorthPlusZ()), cx: cx, cz: cz, where: where,
+		others: map[int]string{}, eps: map[int][]string{}, counts: map[string]int{}, holding: map[string]int{}, band: "all y"}
 	if o.YBand {
 		m.band = fmt.Sprintf("y %d..%d", o.YMin, o.YMax)
 	}
@@ -320,6 +337,7 @@ func newMapModel(o MapOps, r, cx, cz int, where string, cells []gridCell, pos []
 	for i := range m.kinds {
 		m.kinds[i] = noKind
 	}
+	held := map[int]map[string]bool{} // cell index -> the kinds its column holds
 	for _, c := range cells {
 		if !inBand(int(c.y)) {
 			continue
@@ -328,6 +346,14 @@ func newMapModel(o MapOps, r, cx, cz int, where string, cells []gridCell, pos []
 		if i < 0 {
 			continue
 		}
+		name := kindOf(c.kind).name
+		if c.other != "" {
+			name = c.other
+		}
+		if held[i] == nil {
+			held[i] = map[string]bool{}
+		}
+		held[i][name] = true
 		if cur := m.kinds[i]; cur == noKind || kindOf(c.kind).prio > kindOf(cur).prio {
 			m.kinds[i] = c.kind
 			if c.other != "" {
@@ -347,11 +373,16 @@ func newMapModel(o MapOps, r, cx, cz int, where string, cells []gridCell, pos []
 		}
 		m.counts[name]++
 	}
+	for _, kinds := range held {
+		for name := range kinds {
+			m.holding[name]++
+		}
+	}
 	for _, p := range pos {
-		if !inBand(int(math.Floor(p.y))) {
+		if !inBand(ax.Block(p.y)) {
 			continue
 		}
-		i := m.index(int(math.Floor(p.x)), int(math.Floor(p.z)))
+		i := m.index(ax.Block(p.x), ax.Block(p.z))
 		if i < 0 {
 			continue
 		}
@@ -365,12 +396,12 @@ func newMapModel(o MapOps, r, cx, cz int, where string, cells []gridCell, pos []
 
 // herePos is the current position: now/state.json for the current life,
 // else the last index row with a position.
-func (v *Viewer) herePos(s Spec, pos []posRow) (string, int, int, error) {
+func (v *Viewer) herePos(s Spec, pos []posRow, ax episodes.Axes) (string, int, int, error) {
 	if s.Life == "" {
 		if st, ok := v.readState(episodes.NowDir + "/state.json"); ok && st.Pos != nil &&
 			math.Abs(st.Pos.X) <= maxCoord*32 && math.Abs(st.Pos.Z) <= maxCoord*32 {
 			where := fmt.Sprintf("here (now/state.json%s: %s)", stepText(st.Step), xyzText(st.Pos.X, st.Pos.Y, st.Pos.Z))
-			return where, int(math.Floor(st.Pos.X)), int(math.Floor(st.Pos.Z)), nil
+			return where, ax.Block(st.Pos.X), ax.Block(st.Pos.Z), nil
 		}
 	}
 	if len(pos) == 0 {
@@ -378,7 +409,7 @@ func (v *Viewer) herePos(s Spec, pos []posRow) (string, int, int, error) {
 	}
 	p := pos[len(pos)-1]
 	where := fmt.Sprintf("here (%s, step %d: %s)", p.id, p.step, xyzText(p.x, p.y, p.z))
-	return where, int(math.Floor(p.x)), int(math.Floor(p.z)), nil
+	return where, ax.Block(p.x), ax.Block(p.z), nil
 }
 
 // xyzText prints a position with one decimal (never "-0.0").
@@ -425,7 +456,7 @@ func (m *mapModel) charAt(i int) byte {
 		return '@'
 	}
 	k := m.kinds[i]
-	if _, ep := m.eps[i]; ep && (k == noKind || kindOf(k).prio <= 1) {
+	if _, ep := m.eps[i]; ep && (k == noKind || kindOf(k).prio <= prioWalked) {
 		return '*'
 	}
 	if k == noKind {
@@ -439,12 +470,12 @@ func (m *mapModel) charAt(i int) byte {
 func (m *mapModel) legendKinds() []string {
 	var names []string
 	for _, k := range mapKinds {
-		if k.prio != 3 || m.counts[k.name] > 0 { // water only when present
+		if k.prio != prioWater || m.holding[k.name] > 0 { // water only when present
 			names = append(names, k.name)
 		}
 	}
 	var extra []string
-	for name := range m.counts {
+	for name := range m.holding {
 		if kindIndex(name) == uint8(len(mapKinds)) {
 			extra = append(extra, name)
 		}
@@ -485,6 +516,7 @@ func (m *mapModel) textHeader(b *strings.Builder) {
 		}
 	}
 	fmt.Fprintf(b, "the @ is x=%d z=%d: %s\n", m.cx, m.cz, centre)
+	fmt.Fprintf(b, "axes: %s\n", m.axes)
 }
 
 // textGrid writes the x labels and ruler, then one line per row of
@@ -526,17 +558,17 @@ func (m *mapModel) textGrid(b *strings.Builder) {
 
 // textLegend names each character and counts the cells of each kind.
 func (m *mapModel) textLegend(b *strings.Builder) {
-	b.WriteString("legend: @ centre  * episode position (walked or nothing else recorded)")
+	b.WriteString("legend: @ centre  * episode position (over walked, blocked or nothing)")
 	for _, name := range m.legendKinds() {
 		k := kindOf(kindIndex(name))
 		fmt.Fprintf(b, "  %c %s", k.char, name)
 	}
 	b.WriteString("  (space) nothing recorded\n")
-	b.WriteString("cells:")
+	b.WriteString("columns holding each kind (a column shows the most telling: ! o + ~ ? . #):")
 	any := false
 	for _, name := range m.legendKinds() {
-		if n := m.counts[name]; n > 0 {
-			fmt.Fprintf(b, " %s %d", name, n)
+		if m.holding[name] > 0 {
+			b.WriteString(" " + m.countsText(name))
 			any = true
 		}
 	}
@@ -661,7 +693,7 @@ func (e legendEntry) width() int { return mapSwatch + 4 + textWidth(e.text) + 12
 func (m *mapModel) legendEntries() []legendEntry {
 	var entries []legendEntry
 	for _, name := range m.legendKinds() {
-		entries = append(entries, legendEntry{kindOf(kindIndex(name)).col, fmt.Sprintf("%s %d", name, m.counts[name]), 0})
+		entries = append(entries, legendEntry{kindOf(kindIndex(name)).col, m.countsText(name), 0})
 	}
 	return append(entries, legendEntry{colMapEp, fmt.Sprintf("episode position %d", countEps(m.eps)), 1},
 		legendEntry{colMapCentre, "centre", 2})
@@ -797,4 +829,29 @@ func drawNorth(dst *image.NRGBA, x, y int) {
 	}
 	fill(dst, image.Rect(x-1, y+8, x+2, y+18), colMapInk)
 	drawText(dst, x-charW/2, y+19, "N", colMapInk)
+}
+
+// axesText says where a map's north and its episodes' blocks come from.
+func axesText(o MapOps, ax episodes.Axes) string {
+	north := "north=-z, the default (the store declares no axes)"
+	switch {
+	case o.NorthPlusZ || o.NorthMinusZ:
+		north = "north as @north= asks"
+	case ax.North != "":
+		north = "north=" + ax.North + " as the store declares (mfm-store.json axes)"
+	}
+	blocks := "positions in block floor(x), floor(z)"
+	if ax.Cells == "round" {
+		blocks = "positions in the nearest block (round), as the store declares"
+	}
+	return north + "; " + blocks
+}
+
+// countsText is the legend's count of a kind: the columns holding it,
+// and how many show it when fewer do ("walked 46 (31 shown)").
+func (m *mapModel) countsText(name string) string {
+	if shown := m.counts[name]; shown < m.holding[name] {
+		return fmt.Sprintf("%s %d (%d shown)", name, m.holding[name], shown)
+	}
+	return fmt.Sprintf("%s %d", name, m.holding[name])
 }

@@ -121,7 +121,8 @@ func TestMapTextCells(t *testing.T) {
 			t.Errorf("row %s = %q, want %q\n%s", z, rows[z], w, b)
 		}
 	}
-	if !strings.Contains(string(b), "cells: walked 2 placed 1 opened 1 blocked 2 hazard 2 water 1 lava 1") {
+	// The walked cell at 0,3,2 is under the hazard at 0,0,2: three columns hold walked, two show it.
+	if !strings.Contains(string(b), "): walked 3 (2 shown) placed 1 opened 1 blocked 2 hazard 2 water 1 lava 1\n") {
 		t.Errorf("counts line wrong:\n%s", b)
 	}
 	if !strings.Contains(string(b), "x=0 z=0: ep_000001") || !strings.Contains(string(b), "x=1 z=0: ep_000003") {
@@ -310,5 +311,71 @@ func TestMapConcurrent(t *testing.T) {
 	b, _, err := v.View(ctx, "map/at=0,0@r=2.txt")
 	if err != nil || !strings.Contains(string(b), "z=2  |++!++|") {
 		t.Errorf("after the writes: %v\n%s", err, b)
+	}
+}
+
+// TestMapStoreAxes: a store that declares Luanti's axes gets maps with
+// north at +z and episode positions in the nearest block, the block its
+// grid cells name; a pillar column shows as placed, not as the wall
+// bumped into beside it at another y; counts are per column.
+func TestMapStoreAxes(t *testing.T) {
+	dir := t.TempDir()
+	s, err := episodes.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetAxes(episodes.LuantiAxes); err != nil {
+		t.Fatal(err)
+	}
+	grid := `{"cell": [-69, 10, 185], "kind": "placed", "step": 1}
+{"cell": [-69, 11, 185], "kind": "placed", "step": 2}
+{"cell": [-69, 12, 185], "kind": "blocked", "step": 3}
+{"cell": [-69, 13, 185], "kind": "walked", "step": 4}
+{"cell": [-70, 10, 185], "kind": "blocked", "step": 5}
+{"cell": [-70, 11, 185], "kind": "walked", "step": 6}
+{"cell": [-68, 10, 186], "kind": "walked", "step": 7}
+{"cell": [-68, 11, 186], "kind": "placed", "step": 8}
+`
+	index := `{"id": "ep_000040", "x": -68.957, "y": 10.5, "z": 184.528, "first_step": 0, "last_step": 8}
+`
+	os.WriteFile(s.Path("grid.jsonl"), []byte(grid), 0o644)
+	os.WriteFile(s.Path("index.jsonl"), []byte(index), 0o644)
+	s, err = episodes.Open(dir) // as a mount opens it
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := New(s, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	b, _, err := v.View(context.Background(), "map/at=-69,185@r=1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := string(b)
+	for _, want := range []string{
+		"north=+z (store axes)",
+		"axes: north=+z as the store declares (mfm-store.json axes); positions in the nearest block (round), as the store declares",
+		"z=186 |  +|", // north (+z) is up
+		"z=185 |.@ |", // -70: walked over blocked; -69 the centre (placed over blocked and walked)
+		"the @ is x=-69 z=185: placed",
+		"): walked 3 (1 shown) placed 2 blocked 2 (0 shown)\n",
+		"x=-69 z=185: ep_000040", // round(184.528) = 185, the tower's block; floor would be 184
+	} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("lacks %q:\n%s", want, txt)
+		}
+	}
+	// @north=-z overrides the store; the block of a position does not change.
+	b, _, err = v.View(context.Background(), "map/at=-69,185@r=1@north=-z.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := string(b); !strings.Contains(txt, "z=184 |   |\n") || strings.Index(txt, "z=184") > strings.Index(txt, "z=186") || !strings.Contains(txt, "north as @north= asks") {
+		t.Errorf("@north=-z:\n%s", txt)
+	}
+	if err := s.SetAxes(episodes.Axes{North: "up"}); err == nil {
+		t.Error("SetAxes accepts north=up")
 	}
 }

@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/harness"
 )
 
 func init() {
@@ -34,33 +32,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	cs, err := consolidate.Citations(s)
+	r, err := consolidate.Check(s, &consolidate.Resolver{Store: s})
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	bad := 0
-	for _, r := range cs {
-		if r.Missing != "" {
-			bad++
-			fmt.Fprintf(stdout, "%s:%d: %q: %s\n", r.File, r.Line, r.Text, r.Missing)
-		}
-	}
-	nodesc := 0
-	procs, badProcs, err := harness.ListProcedures(s.Path(episodes.MineDir, "procedures"), harness.KindProcedure)
-	if err != nil {
-		return fail(stderr, c.name, err)
-	}
-	for _, p := range procs {
-		if p.Description == "" {
-			nodesc++
-			fmt.Fprintf(stdout, "mine/procedures/%s: procedure %s has no description (want a first comment or docstring line)\n", filepath.Base(p.Path), p.Name)
-		}
-	}
-	for _, e := range badProcs {
-		fmt.Fprintf(stdout, "mine/procedures: %v\n", e)
-	}
-	fmt.Fprintf(stdout, "%d citation(s), %d to missing episodes; %d procedure(s) without a description\n", len(cs), bad, nodesc)
-	if bad > 0 {
+	stdout.Write(r.Text())
+	if len(r.Missing) > 0 {
 		return 1
 	}
 	return 0

@@ -61,6 +61,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		if store, err = episodes.Init(storeDir); err != nil {
 			return fail(stderr, "demo", err)
 		}
+		if err := store.SetAxes(episodes.LuantiAxes); err != nil {
+			return fail(stderr, "demo", err)
+		}
 	} else {
 		src := *run
 		if src == "" {

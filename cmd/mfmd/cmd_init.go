@@ -12,7 +12,7 @@ func init() {
 	register(&command{
 		name:    "init",
 		summary: "create an empty store (format v1) in DIR, or seed one from an artifact",
-		usage: `[--from-artifact A.tar] DIR
+		usage: `[--from-artifact A.tar] [--axes luanti|minecraft] DIR
 
 Creates DIR (if needed) with mfm-store.json, empty index.jsonl, grid.jsonl and
 logs.txt, and episodes/, mine/ and .mfm/. DIR must not already hold a store.
@@ -23,6 +23,10 @@ place when complete (a failure leaves DIR as it was); its mine/ becomes
 DIR/mine/, its episodes become previous/life_N/, and mfm-store.json "from"
 records the provenance (artifact, manifest sha256, source store, include,
 times, counts), which the mount's README.md shows.
+--axes declares the world's axes in mfm-store.json ("axes"): luanti is north +z
+and blocks centred on whole numbers (a position falls in the nearest block),
+minecraft (the default when none is declared) north -z and floor. Maps and the
+recorder's grid cells follow them (docs/VIEWS.md).
 The format is described in docs/STORE.md.`,
 		run: runInit,
 	})
@@ -32,6 +36,7 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	c := commands["init"]
 	fs := newFlagSet(c, stdout, stderr)
 	from := fs.String("from-artifact", "", "seed the store from this artifact (mfmd artifact export)")
+	axesName := fs.String("axes", "", "declare the world's axes: luanti (north +z, round) or minecraft (north -z, floor)")
 	pos, code, done := parseInterleaved(fs, args, stdout)
 	if done {
 		return code
@@ -41,10 +46,24 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	axes, ok := map[string]episodes.Axes{"": {}, "luanti": episodes.LuantiAxes, "minecraft": {North: "-z", Cells: "floor"}}[*axesName]
+	if !ok {
+		fmt.Fprintf(stderr, "mfmd init: --axes %q: want luanti or minecraft\n", *axesName)
+		return 2
+	}
+	if *from != "" && *axesName != "" {
+		fmt.Fprintln(stderr, "mfmd init: --axes and --from-artifact: a seeded store keeps the axes of its artifact")
+		return 2
+	}
 	if *from == "" {
 		s, err := episodes.Init(pos[0])
 		if err != nil {
 			return fail(stderr, c.name, err)
+		}
+		if *axesName != "" {
+			if err := s.SetAxes(axes); err != nil {
+				return fail(stderr, c.name, err)
+			}
 		}
 		fmt.Fprintf(stdout, "initialised store %s (format v%d, id %s)\n", s.Root, s.Format.Version, s.Format.ID)
 		return 0

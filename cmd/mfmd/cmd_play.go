@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -98,6 +99,9 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if store, err = episodes.Init(*storeDir); err != nil {
 			return fail(stderr, "play", fmt.Errorf("open or create the store %s: %w", *storeDir, err))
 		}
+		if err := store.SetAxes(episodes.LuantiAxes); err != nil {
+			return fail(stderr, "play", err)
+		}
 	}
 	if *seed == 0 {
 		*seed = tk.Seed
@@ -125,12 +129,17 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "play", err)
 	}
 	defer stopWorld()
-	if err := giveKit(w, tk, stderr); err != nil {
-		return fail(stderr, "play", err)
-	}
 
 	mountAt := ""
 	unmount := func() {}
+	// the mount labels its access log rows with the session's turn
+	var session atomic.Pointer[play.Session]
+	turnLabel := func() string {
+		if s := session.Load(); s != nil {
+			return s.TurnLabel()
+		}
+		return ""
+	}
 	if *mnt != "" {
 		if mountAt, err = filepath.Abs(*mnt); err != nil {
 			return fail(stderr, "play", err)
@@ -143,7 +152,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "play", err)
 		}
 		defer closeHooks()
-		srv, err := mfmfs.Mount(ctx, store, mountAt, mfmfs.Options{Hooks: hooks})
+		srv, err := mfmfs.Mount(ctx, store, mountAt, mfmfs.Options{Hooks: hooks, Turn: turnLabel})
 		if err != nil {
 			return fail(stderr, "play", err)
 		}
@@ -167,6 +176,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
+	session.Store(sess)
 	sockPath := *sock
 	if sockPath == "" {
 		if sockPath, err = store.MetaPath(play.SocketName); err != nil {
@@ -254,11 +264,17 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// startWorld starts the world the session plays in.
+// startWorld starts the world the session plays in, the player holding
+// the task's start kit: the game's mod gives the kit (and only it) when
+// the player joins, checked against the logged inventory; the sim world
+// is given it after start.
 func startWorld(ctx context.Context, kind string, rec *harness.Recorder, seed int64, workDir string, tk *task.Task, stderr io.Writer) (play.World, func(), error) {
 	switch kind {
 	case "sim":
 		w, err := play.NewSimWorld(rec)
+		if err == nil {
+			err = giveKit(w, tk, stderr)
+		}
 		return w, func() {}, err
 	case "luanti":
 	default:
@@ -276,7 +292,7 @@ func startWorld(ctx context.Context, kind string, rec *harness.Recorder, seed in
 	}
 	var g *luanti.Game
 	for try := 1; ; try++ {
-		g, err = luanti.Start(ctx, luanti.Config{Dir: filepath.Join(gameDir, fmt.Sprintf("try%d", try)), Seed: seed, Nice: 5})
+		g, err = luanti.Start(ctx, luanti.Config{Dir: filepath.Join(gameDir, fmt.Sprintf("try%d", try)), Seed: seed, StartKit: luantiworld.KitItems(tk.StartKit), Nice: 5})
 		if err == nil || try == 3 || ctx.Err() != nil {
 			break
 		}
@@ -291,6 +307,9 @@ func startWorld(ctx context.Context, kind string, rec *harness.Recorder, seed in
 	if err == nil {
 		c.Ctx = ctx
 		err = c.Calibrate()
+	}
+	if err == nil {
+		err = luantiworld.CheckKit(c.State(c.Cur), tk.StartKit)
 	}
 	if err == nil && rec.NextID() == "ep_000000" {
 		err = c.Initial()

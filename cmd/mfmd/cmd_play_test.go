@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -366,11 +367,22 @@ func TestPlayMountSim(t *testing.T) {
 			if r.Path == "" || r.Kind == "" {
 				t.Errorf("turn %s: read %+v", tr.ID, r)
 			}
+			// the mount labelled the row with the session's turn
+			if got := play.TurnOfRead(run, r.Turn); got != tr.ID {
+				t.Errorf("turn %s: read %+v labelled for turn %q", tr.ID, r, got)
+			}
 			reads++
 		}
 	}
 	if reads == 0 {
 		t.Errorf("no turn has reads_before")
+	}
+	afterEnd := false
+	for _, r := range run.ReadsAfter {
+		afterEnd = afterEnd || (r.Path == "/mine/after.md" && r.Turn == fmt.Sprintf("after t%04d", len(run.Turns)))
+	}
+	if !afterEnd {
+		t.Errorf("the notes written after the end are not in reads_after labelled after the last turn: %+v", run.ReadsAfter)
 	}
 	acc, err := os.ReadFile(st.Path(".mfm", "access.jsonl"))
 	if err != nil || !bytes.Contains(acc, []byte("ep_000000")) {

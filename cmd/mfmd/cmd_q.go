@@ -21,10 +21,11 @@ func init() {
 	register(&command{
 		name:    "q",
 		summary: "run a cue query (tag:stuck near:X,Z r:8 last:5 ...) without FUSE",
-		usage: "--store DIR [--json] 'QUERY'\n\n" +
+		usage: "--store DIR [--json | --explain] 'QUERY'\n\n" +
 			"Prints the matching index rows in chronological order: the episodes tool's human lines,\n" +
 			"or with --json the rows verbatim (what /mfm/q/QUERY/results.jsonl holds). A malformed\n" +
-			"query exits 2 with the bad term and the grammar (docs/QUERY.md).\n\n" +
+			"query exits 2 with the bad term and the grammar (docs/QUERY.md). --explain prints, term by\n" +
+			"term, how many episodes matched after it and what it was read as (/mfm/q/QUERY/explain).\n\n" +
 			"Rows come from the store's cue index (store/.mfm/cue/, built or brought up to date first,\n" +
 			"with a progress bar on a terminal); while another process (a mount) holds it, a scan of\n" +
 			"index.jsonl gives the same rows, and says so on stderr.",
@@ -37,6 +38,7 @@ func runQ(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(c, stdout, stderr)
 	dir := fs.String("store", "", "store directory")
 	asJSON := fs.Bool("json", false, "print the matching rows verbatim")
+	explain := fs.Bool("explain", false, "print each term's count and reading instead of the rows")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -52,6 +54,14 @@ func runQ(args []string, stdout, stderr io.Writer) int {
 	s, err := episodes.Open(*dir)
 	if err != nil {
 		return fail(stderr, c.name, err)
+	}
+	if *explain {
+		b, err := index.Explain(context.Background(), s, strings.Join(fs.Args(), " "), (&consolidate.Resolver{Store: s}).InMine())
+		if err != nil {
+			return fail(stderr, c.name, err)
+		}
+		stdout.Write(b)
+		return 0
 	}
 	searcher, release := openSearcher(s, stderr)
 	defer release()

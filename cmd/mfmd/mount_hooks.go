@@ -32,6 +32,10 @@ func setupHooks(store *episodes.Store) (mfmfs.Hooks, func(), error) {
 	searcher := index.OpenLive(store, index.LiveOptions{})
 	closers = append(closers, searcher.Close)
 	h.Querier = &index.Querier{Searcher: searcher, Cites: cites.InMine()}
+	// q/<query>/explain: the query term by term, by a scan.
+	h.Explain = func(ctx context.Context, q string) ([]byte, error) {
+		return index.Explain(ctx, store, q, cites.InMine())
+	}
 
 	// Virtual images beside frames, sheets, maps; the stable ones kernel-cached.
 	viewer, err := view.New(store, view.DefaultLimits())
@@ -47,6 +51,15 @@ func setupHooks(store *episodes.Store) (mfmfs.Hooks, func(), error) {
 
 	// episodes/<id>/cited-by: the mine/ files citing the episode.
 	h.CitedBy = func(ctx context.Context, episodeDir string) ([]byte, error) { return cites.CitedBy(episodeDir) }
+
+	// mine/.check: what mfmd check reports, rendered on every read.
+	h.Check = func(ctx context.Context) ([]byte, error) {
+		r, err := consolidate.Check(store, cites)
+		if err != nil {
+			return nil, err
+		}
+		return r.Text(), nil
+	}
 
 	// mine/procedures/.catalog, rendered on every read so it follows the store.
 	h.ProcedureCatalog = harness.CatalogFunc(store)

@@ -7,8 +7,13 @@ nothing when it acted; with --print it prints the plan instead and the harness r
 
 With --procedure it writes mine/procedures/go_back.py and goes back to the start by calling it.
 Memory: the start position comes from the record (episodes/ep_000000/state/state.json under
-$MFM_MEMORY); with --notes it is also written to and read back from mine/notes.md with the
-episode it came from. Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N.
+$MFM_MEMORY). With --notes its memory is mine/ only: at its first turn it writes the start to
+mine/notes.md with the episode it came from, and it knows the start later only from there.
+With --empty-mine (the control condition) it writes nothing in mine/, so a goal at an unknown
+place (near start r=R) is searched for: a square spiral around where the goal was given,
+legs growing by 2R blocks, one leg per turn (a blocked leg is tried once more, digging
+through, then skipped), until the goal is reached.
+Goals it knows: away>=N, near start r=R, near X,Z r=R, TREE>=N.
 """
 import json, math, os, re, subprocess, sys
 
@@ -18,19 +23,36 @@ work = os.environ.get("MFM_WORK", ".")
 state_file = os.path.join(work, ".scripted_agent.json")
 mem = json.load(open(state_file)) if os.path.exists(state_file) else {"dir": 0}
 
-def start_pos():
-    notes = os.path.join(memory, "mine", "notes.md")
-    if "--notes" in sys.argv and os.path.exists(notes):
+NOTES = "--notes" in sys.argv
+EMPTY_MINE = "--empty-mine" in sys.argv
+notes = os.path.join(memory, "mine", "notes.md")
+
+def recorded_start():
+    st = json.load(open(os.path.join(memory, "episodes", "ep_000000", "state", "state.json")))
+    return st["pos"]["x"], st["pos"]["z"]
+
+def noted_start():
+    """the start as mine/notes.md has it (None when it is not there)."""
+    if os.path.exists(notes):
         m = re.search(r"start: x=(-?[\d.]+) z=(-?[\d.]+)", open(notes).read())
         if m:
             return float(m.group(1)), float(m.group(2))
-    st = json.load(open(os.path.join(memory, "episodes", "ep_000000", "state", "state.json")))
-    x, z = st["pos"]["x"], st["pos"]["z"]
-    if "--notes" in sys.argv:
+    return None
+
+def start_pos():
+    """the start, or None when the agent's memory does not hold it."""
+    if NOTES or EMPTY_MINE:
+        return noted_start()
+    return recorded_start()
+
+if NOTES and not EMPTY_MINE and not mem.get("noted"):
+    # the first turn: note the start, citing the episode it comes from
+    if noted_start() is None:
+        x, z = recorded_start()
         os.makedirs(os.path.dirname(notes), exist_ok=True)
         with open(notes, "a") as f:
             f.write(f"- start: x={x} z={z} (ep_000000)\n")
-    return x, z
+    mem["noted"] = True
 
 pos = re.search(r"\[STATE\] pos=\((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)", text)
 here = (float(pos.group(1)), float(pos.group(3))) if pos else (0.0, 0.0)
@@ -73,19 +95,40 @@ def walk(x, z, within):
                 f'{{"attack":1}} x25; {{"forward":1,"jump":1}} x10; ' + plan)
     return plan
 
+def search(r):
+    """the next leg of a square spiral around where the search began (E, N, W, S; legs of
+    d, d, 2d, 2d, 3d, ... blocks, d = 2r, the goal's diameter, so the sweep passes within r of
+    every point): the agent does not know where the place is. A blocked leg is tried once
+    more, digging through what blocks (walk), then skipped."""
+    if "center" not in mem:
+        mem["center"], mem["leg"] = list(here), 0
+    elif not failed or mem["fails"] >= 2:
+        mem["leg"], mem["fails"] = mem["leg"] + 1, 0
+    x, z = mem["center"]
+    for i in range(mem["leg"] + 1):
+        dx, dz = dirs[i % 4]
+        n = 2 * r * (i // 2 + 1)
+        x, z = x + dx * n, z + dz * n
+    return walk(x, z, 1)
+
 dirs = [(1, 0), (0, 1), (-1, 0), (0, -1)]
 plan = "watch ticks=20"
 if m := re.search(r"away>=(\d+)", when):
     n = float(m.group(1)) + 2
-    sx, sz = start_pos()
     dx, dz = dirs[mem["dir"] % 4]
-    plan = walk(sx + dx * n, sz + dz * n, 1)
+    if "origin" not in mem:
+        mem["origin"] = list(here)  # where this goal was given (the start at the first turn)
+    plan = walk(mem["origin"][0] + dx * n, mem["origin"][1] + dz * n, 1)
 elif m := re.search(r"near start r=([\d.]+)", when):
-    sx, sz = start_pos()
-    plan = walk(sx, sz, min(float(m.group(1)) / 2, 1.0))
-    if "--procedure" in sys.argv and not mem.get("fails"):
-        plan = "go_back " + plan.split(" ", 1)[1]
-        write_go_back()
+    start = start_pos()
+    if start is None:
+        plan = search(float(m.group(1)))
+    else:
+        sx, sz = start
+        plan = walk(sx, sz, min(float(m.group(1)) / 2, 1.0))
+        if "--procedure" in sys.argv and not mem.get("fails"):
+            plan = "go_back " + plan.split(" ", 1)[1]
+            write_go_back()
 elif m := re.search(r"near (-?[\d.]+),\s*(-?[\d.]+) r=([\d.]+)$", when):
     plan = walk(float(m.group(1)), float(m.group(2)), min(float(m.group(3)) / 2, 1.0))
 elif re.match(r"tree>=\d+", when):

@@ -22,6 +22,11 @@ type AccessRecord struct {
 	Path string `json:"path"` // path inside the mount, "/episodes/ep_000012/action.json"
 	Kind string `json:"kind"` // see KindOfPath: episode, frame, view, sheet, query, map, index, grid, log, readme, now, note, note-write, list, errors
 	Pid  uint32 `json:"pid,omitempty"`
+	// Turn is the play session's turn when the row was added (see
+	// AccessLog.SetTurn): "t0003" while that turn runs, "before t0004"
+	// between turns, "after t0009" once the run has ended; absent
+	// without a session.
+	Turn string `json:"turn,omitempty"`
 }
 
 // AccessLog appends AccessRecords from a goroutine of its own: Add only
@@ -38,8 +43,19 @@ type AccessLog struct {
 	dropped atomic.Int64
 	log     *slog.Logger
 
+	turn func() string // the current turn's label (SetTurn), or nil
+
 	mu   sync.Mutex
 	last map[string]time.Time
+}
+
+// SetTurn makes every record carry turn() as its Turn (a play session's
+// current turn). Call it before the log is used; turn must be fast and
+// never block (it runs inside filesystem requests).
+func (a *AccessLog) SetTurn(turn func() string) {
+	if a != nil {
+		a.turn = turn
+	}
 }
 
 // NewAccessLog starts the access log of store (in its .mfm/, opened at
@@ -68,7 +84,10 @@ func (a *AccessLog) Add(path, kind string, pid uint32) {
 	}
 	now := time.Now()
 	r := accessEntry{at: now, path: path, kind: kind, pid: pid}
-	key := kind + "\x00" + path
+	if a.turn != nil {
+		r.turn = a.turn()
+	}
+	key := kind + "\x00" + path + "\x00" + r.turn
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ch == nil {
@@ -93,6 +112,7 @@ type accessEntry struct {
 	at         time.Time
 	path, kind string
 	pid        uint32
+	turn       string
 }
 
 // accessBatchWait is how long the writer lets records gather after a
@@ -159,8 +179,8 @@ func (a *AccessLog) run(store *episodes.Store, ch <-chan accessEntry) {
 // usual case, and where json.Marshal would cost the most: a scan of
 // frames) is written directly; any other goes through json.Marshal.
 func appendAccessRow(buf []byte, e accessEntry) []byte {
-	if !plainJSON(e.path) || !plainJSON(e.kind) {
-		b, _ := json.Marshal(AccessRecord{Time: e.at.UTC().Format(time.RFC3339Nano), Path: e.path, Kind: e.kind, Pid: e.pid})
+	if !plainJSON(e.path) || !plainJSON(e.kind) || !plainJSON(e.turn) {
+		b, _ := json.Marshal(AccessRecord{Time: e.at.UTC().Format(time.RFC3339Nano), Path: e.path, Kind: e.kind, Pid: e.pid, Turn: e.turn})
 		return append(append(buf, b...), '\n')
 	}
 	buf = append(buf, `{"time":"`...)
@@ -173,6 +193,11 @@ func appendAccessRow(buf []byte, e accessEntry) []byte {
 	if e.pid != 0 {
 		buf = append(buf, `,"pid":`...)
 		buf = strconv.AppendUint(buf, uint64(e.pid), 10)
+	}
+	if e.turn != "" {
+		buf = append(buf, `,"turn":"`...)
+		buf = append(buf, e.turn...)
+		buf = append(buf, '"')
 	}
 	return append(buf, "}\n"...)
 }

@@ -437,6 +437,8 @@ func QueryReadme(grammar string, views bool) []byte {
 	if views {
 		fmt.Fprintf(&b, "- sheet.png: a labelled contact sheet of the frames of the last %d matches\n", SheetMaxTiles)
 	}
+	b.WriteString("- explain: each term in order, how many episodes matched after it and what it was\n")
+	b.WriteString("  read as (near: x=-69 y=185 z=22 r=6 → 0); read it when a count surprises you\n")
 	b.WriteString("- one symlink per match to its episode directory: ep_000123 -> ../../episodes/ep_000123,\n")
 	b.WriteString("  and for an earlier life life_1.ep_000004 -> ../../previous/life_1/episodes/ep_000004\n\n")
 	b.WriteString("A malformed query fails with \"Invalid argument\" (EINVAL); /.errors says what was\n")

@@ -12,8 +12,10 @@ import (
 // ReadmeOptions describe the mount for the generated README.md.
 type ReadmeOptions struct {
 	Mountpoint   string // absolute mount point, used in the examples
+	Store        string // the store directory the mount serves ("" when unknown)
 	ReadOnlyMine bool   // mine/ is read-only (--read-only)
 	Queries      bool   // q/ is served
+	Consolidate  bool   // consolidate/ is served
 	Views        bool   // views and map/ are served
 	QueryHelp    string // the query grammar, from the index package
 	ViewHelp     string // the view grammar, from the view package
@@ -42,6 +44,7 @@ func Readme(st Stats, o ReadmeOptions) []byte {
 		r.p("%s\n\n", strings.TrimRight(o.Provenance, "\n"))
 	}
 	r.whatIsHere()
+	r.files()
 	r.search()
 	r.look()
 	r.writing()
@@ -90,7 +93,12 @@ func (r *readme) rightNow() {
 	if len(st.GridKinds) > 0 {
 		r.p(" (%s)", kindList(st.GridKinds))
 	}
-	r.p("; %d lines in `logs.txt`.\n\n", st.LogLines)
+	r.p("; %d lines in `logs.txt`.\n", st.LogLines)
+	if r.o.Store != "" {
+		r.p("- The store directory behind this mount is `%s` (for `mfmd … --store`; read it\n", r.o.Store)
+		r.p("  through the mount: the record is read-only here, and `mine/.check` runs `mfmd check` for you).\n")
+	}
+	r.p("\n")
 }
 
 // whatIsHere is "## What is here": the table of the mount's entries.
@@ -98,24 +106,55 @@ func (r *readme) whatIsHere() {
 	r.p("## What is here\n\n")
 	r.p("| path | what | access |\n| --- | --- | --- |\n")
 	r.p("| `README.md` | this guide, with live counts | read |\n")
-	r.p("| `index.jsonl` | one JSON row per completed episode: `id, path, image, kind, first_step, last_step, action_kind, summary, tags, x, y, z, gui_open` | read, grows |\n")
-	r.p("| `grid.jsonl` | cells you interacted with: `{\"cell\": [x, y, z], \"kind\": walked/placed/opened/blocked/hazard…, \"step\": N}` | read, grows |\n")
+	r.p("| `index.jsonl` | one JSON row per completed episode (fields below) | read, grows |\n")
+	r.p("| `grid.jsonl` | cells you interacted with: `{\"cell\": [x, y, z], \"kind\": walked/placed/opened/blocked/hazard…, \"step\": N, \"episode\": id}` (`hazard` rows add `cause` and `amount`, `placed` rows `item`) | read, grows |\n")
 	r.p("| `logs.txt` | the turn log: `[STATE] [EVENT] [NOTE] [INV] [PLAN]` lines | read, grows |\n")
-	r.p("| `episodes/ep_NNNNNN/` | one episode: `action.json`, `outcome.json`, `state/state.json`, `observation/image.png` (the frame), optional `frames/` and `steps.jsonl` | read |\n")
+	r.p("| `episodes/ep_NNNNNN/` | one episode: `action.json`, `outcome.json`, `state/state.json`, `observation/image.png` (the frame), optional `frames/` and `steps.jsonl` (below), and `cited-by` | read |\n")
+	r.p("| `episodes/ep_NNNNNN/cited-by` | the files of `mine/` whose notes cite this episode, one per line (empty when none) | read |\n")
 	r.p("| `previous/life_N/` | earlier lives, same layout (`index.jsonl`, `episodes/`, …) | read |\n")
 	r.p("| `now/` | `state.json` and `frame.png`: the latest state as the harness last wrote it | read |\n")
 	if r.o.ReadOnlyMine {
-		r.p("| `mine/` | your notes: `notes.md`, `GUIDE.md`, `working.md`, `digest.md`, `procedures/`, `reflexes/` | **read only in this run** |\n")
+		r.p("| `mine/` | your notes: `notes.md`, `GUIDE.md`, `working.md`, `digest.md`, `procedures/`, `reflexes/`; it may be empty at first | **read only in this run** |\n")
 	} else {
-		r.p("| `mine/` | your notes: `notes.md`, `GUIDE.md`, `working.md`, `digest.md`, `procedures/`, `reflexes/` — cite episode ids | **read and write** |\n")
+		r.p("| `mine/` | your notes: `notes.md`, `GUIDE.md`, `working.md`, `digest.md`, `procedures/`, `reflexes/` — cite episode ids; it may be empty at first: create the files | **read and write** |\n")
 	}
+	r.p("| `mine/.check` | regenerated on every read: each citation in `mine/` of an episode that does not exist (file and line), each procedure without a description; not listed by `ls` | read |\n")
+	r.p("| `mine/procedures/.catalog` | your procedures with their descriptions and calls; not listed by `ls` | read |\n")
 	if r.o.Queries {
-		r.p("| `q/<query>/` | a search: `results.jsonl`, `count`, `sheet.png`, one link per matching episode | read |\n")
+		r.p("| `q/<query>/` | a search: `results.jsonl`, `count`, `explain`, `sheet.png`, one link per matching episode | read |\n")
 	}
 	if r.o.Views {
-		r.p("| `map/…` | top-down maps of `grid.jsonl` (rendered on demand) | read |\n")
+		r.p("| `map/…` | top-down maps of `grid.jsonl` (rendered on demand; not listed) | read |\n")
 	}
+	if r.o.Consolidate {
+		r.p("| `consolidate/` | derived on read from the record and `mine/`: `digest.md` (what worked and failed, by call), `feedback.jsonl` (one judgement per episode: moved, inventory change, success, failure), `candidates/` (proposed skills and remedies, each `.md` and `.json`, citing episodes), `knowledge.json` (the knowledge store), `usage.jsonl` (what was read) | read |\n")
+	}
+	r.p("| `.errors` | the latest failed requests with their full messages, newest first; not listed | read |\n")
 	r.p("\n")
+}
+
+// files is "## Inside the files": the index fields and the schema of
+// steps.jsonl, as the recorder writes them.
+func (r *readme) files() {
+	r.p("## Inside the files\n\n")
+	r.p("`index.jsonl` rows (`jq -c '{id, summary, events}' index.jsonl`):\n\n")
+	r.p("- `id` (`ep_000123`), `path` (its directory), `image` (its frame), `kind` (`episode` or `initial`)\n")
+	r.p("- `first_step`, `last_step`: the steps it covers; `time`: when it was recorded (RFC 3339)\n")
+	r.p("- `action_kind` (`go_to`, `pillar_up`, …) and `summary` (`[ACTION] go_to(…) -> 42 ticks: moved 3.1, …`)\n")
+	r.p("- `tags`: `stuck`, `damage`, `death`, `broke`, `placed`, `inventory_changed`, `milestone`, `note`, `initial`\n")
+	r.p("- `events`: the game's event lines during it (`hurt fall 10`, `mine_block dirt +1`)\n")
+	r.p("- `note`: what the action itself reported (`pillar_up: placed 13 blocks, 13.0 up`)\n")
+	r.p("- `x`, `y`, `z`: where it started (`y` is the height); `gui_open`: an inventory or other window was open\n")
+	r.p("- `life`: the life it belongs to; `inventory_delta`: items gained (+) and spent (-)\n")
+	r.p("- `attachment`, `observation_hash`: always null (kept for the paper's tools)\n\n")
+	r.p("`episodes/ep_NNNNNN/steps.jsonl` has one line per step: `step`, `action` (keys and mouse),\n")
+	r.p("`events`, `frame` (`frames/000123.png`, when recorded) and `state`. The state is under `.state`,\n")
+	r.p("as in `state/state.json` and `now/state.json`: `.state.pos` (`x`, `y`, `z`, `yaw`, `pitch`),\n")
+	r.p("`.state.inventory`, `.state.vitals` (`health`, …), `.state.gui_open`, `.state.step`,\n")
+	r.p("`.state.milestones`, and what the game adds (Luanti: `mainhand`, `pointed`, `below`, `time_of_day`).\n\n")
+	ep := firstNonEmpty(r.lastID, "ep_000001")
+	r.p("```sh\njq -c '[.step, .state.pos.y, .state.vitals.health]' %s/episodes/%s/steps.jsonl   # height and health per step\n", r.mnt, ep)
+	r.p("jq -c '{moved, descended, damage, events, inventory_delta}' %s/episodes/%s/outcome.json\n```\n\n", r.mnt, ep)
 }
 
 // search is "## Search": shell examples with this store's ids, then q/.
@@ -162,6 +201,9 @@ func (r *readme) queries() {
 	r.p(" and one symlink per match to its\nepisode (`ep_000123 -> ../../episodes/ep_000123`; an earlier life's as\n")
 	r.p("`life_1.ep_000004 -> ../../previous/life_1/episodes/ep_000004`), so `cd` into a match works.\n")
 	r.p("Queries are not listed in `q/` (only `q/README.md`); results follow `index.jsonl` as it grows.\n")
+	r.p("When a count surprises you (0, or too many), read `q/<query>/explain`: each term in order,\n")
+	r.p("how many episodes were still matching after it and what it was read as\n")
+	r.p("(`near:-69,185,22 → 0  (near: x=-69 y=185 z=22 r=6 …)`: near:X,Y,Z puts the height second).\n")
 	r.p("A bad query fails with \"Invalid argument\": `cat %s/.errors` says why (see Errors).\n\n", mnt)
 	if r.o.QueryHelp != "" {
 		r.p("Query grammar:\n\n```\n%s\n```\n\n", strings.TrimRight(r.o.QueryHelp, "\n"))
@@ -207,7 +249,7 @@ func (r *readme) writing() {
 	r.p("renames all work). Keep facts in `mine/notes.md`, guidance in `mine/GUIDE.md`, the current\n")
 	r.p("plan in `mine/working.md`; cite the episodes behind each note by id (e.g. `%s`).\n", firstNonEmpty(r.lastID, "ep_000001"))
 	r.p("Everything else is the record: writes there fail with \"Read-only file system\" (EROFS) and\n")
-	r.p("change nothing.\n\n")
+	r.p("change nothing. `cat %s/mine/.check` lists citations of episodes that do not exist.\n\n", r.mnt)
 }
 
 // errors is "## Errors": how failed requests are reported.

@@ -2,6 +2,7 @@ package query
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,7 @@ func FuzzParse(f *testing.F) {
 		"tree", `"nearest tree" tag:stuck`, "steps:1..2 near:1,2,3 r:4 y:<5 life:all last:3",
 		"since:2026-12-02 until:2026-12-03T00:00:00Z", "in:mine bucket", "-tag:x action:go_to",
 		"y:-1..1", "near:1e308,-1e308 r:1e308", `"`, "steps:9..3", "colour:red",
+		"near:1,3,2 r:1 tag:a", "action:go_to action:look s", "event:hurt -tag:b until:2027-01-01",
 	} {
 		f.Add(s)
 	}
@@ -30,9 +32,30 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		q.Match(r)
+		got := q.Match(r)
 		if q.Near != nil && q.Near.R < 0 {
 			t.Fatalf("negative radius from %q", s)
+		}
+		// The terms, rejoined, are the same query, and a row matches
+		// the query exactly when it matches each term (explain's stages).
+		q2, terms, err := ParseTerms(s)
+		if err != nil {
+			t.Fatalf("ParseTerms(%q): %v after Parse accepted it", s, err)
+		}
+		texts := make([]string, len(terms))
+		each := true
+		for i, tm := range terms {
+			texts[i] = tm.Text
+			if !q2.InMine && !q2.MatchTerm(tm, r) {
+				each = false
+			}
+			_ = q2.Describe(tm)
+		}
+		if q3, err := Parse(strings.Join(texts, " ")); err != nil || !reflect.DeepEqual(q3, q) {
+			t.Fatalf("the terms of %q rejoined (%q) parse to %+v, %v; want %+v", s, texts, q3, err, q)
+		}
+		if !q.InMine && each != got {
+			t.Fatalf("%q: Match is %v but every term matches is %v", s, got, each)
 		}
 	})
 }

@@ -135,23 +135,34 @@ Examples: tag:stuck last:5   action:mine_ahead steps:100..400   near:-256,-138 r
 
 // Parse parses a query string.
 func Parse(s string) (*Query, error) {
+	q, _, err := ParseTerms(s)
+	return q, err
+}
+
+// ParseTerms parses a query string and also returns its terms in the
+// order they were written (for explaining a query term by term).
+func ParseTerms(s string) (*Query, []Term, error) {
 	if len(s) > MaxLen {
-		return nil, &Error{Msg: fmt.Sprintf("%d bytes, longer than the %d bytes a query may be", len(s), MaxLen)}
+		return nil, nil, &Error{Msg: fmt.Sprintf("%d bytes, longer than the %d bytes a query may be", len(s), MaxLen)}
 	}
 	terms, err := split(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(terms) == 0 {
-		return nil, &Error{Msg: "empty query (write at least one term, e.g. last:20)"}
+		return nil, nil, &Error{Msg: "empty query (write at least one term, e.g. last:20)"}
 	}
 	p := &parser{q: &Query{}, seen: map[string]string{}}
 	for _, t := range terms {
 		if err := p.term(t); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return p.finish()
+	q, err := p.finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	return q, p.terms, nil
 }
 
 // parser is the state of one Parse: the query so far, the r: term (it
@@ -161,10 +172,20 @@ type parser struct {
 	radius     *float64
 	radiusTerm string
 	seen       map[string]string // key -> the term that gave it
+	terms      []Term            // the terms so far, as written
 }
 
-// term adds one term to the query.
+// term adds one term to the query and records it in p.terms.
 func (p *parser) term(t term) error {
+	if err := p.addTerm(t); err != nil {
+		return err
+	}
+	p.terms = append(p.terms, p.written(t))
+	return nil
+}
+
+// addTerm adds one term to the query.
+func (p *parser) addTerm(t term) error {
 	if t.quoted {
 		toks := Tokens(t.text)
 		if len(toks) == 0 {

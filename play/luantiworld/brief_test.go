@@ -49,6 +49,8 @@ func TestExampleBrief(t *testing.T) {
 		"`[WARN] night`", "place torches",
 		"`[NOTE] your head is inside a block`",
 		"then **write your notes**", "stays mounted and `mine/` writable after the end",
+		"You start holding nothing.", // the task's start kit, which the game gives
+		"water, lava or a cave close by", "is named in the atom's note",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("brief lacks %q", want)
@@ -98,6 +100,14 @@ func TestEstimatesAgainstRecords(t *testing.T) {
 		t.Fatal("no committed runs under examples/runs")
 	}
 	ticks := regexp.MustCompile(`-> (\d+) ticks`)
+	digDownOK := regexp.MustCompile(`^dig_down: dug (\d+) blocks, `)
+	var digDown play.AtomSpec
+	for _, a := range New(nil).Atoms() {
+		if a.Name == "dig_down" {
+			digDown = a
+		}
+	}
+	digDowns := 0
 	most, calls := map[string]int{}, map[string]int{}
 	for _, p := range indexes {
 		b, err := os.ReadFile(p)
@@ -108,6 +118,7 @@ func TestEstimatesAgainstRecords(t *testing.T) {
 			var row struct {
 				Kind    string `json:"action_kind"`
 				Summary string `json:"summary"`
+				Note    string `json:"note"`
 			}
 			if err := json.Unmarshal([]byte(line), &row); err != nil {
 				t.Fatalf("%s: %v", p, err)
@@ -119,6 +130,14 @@ func TestEstimatesAgainstRecords(t *testing.T) {
 			n, _ := strconv.Atoi(m[1])
 			calls[row.Kind]++
 			most[row.Kind] = max(most[row.Kind], n)
+			// dig_down's estimate holds for the calls that went down as asked
+			if d := digDownOK.FindStringSubmatch(row.Note); row.Kind == "dig_down" && d != nil {
+				blocks, _ := strconv.Atoi(d[1])
+				if est := digDown.MaxSteps(play.Args{"n": blocks}, harness.State{}); est < n {
+					t.Errorf("dig_down(n=%d): estimate %d steps, but a recorded call that went down took %d", blocks, est, n)
+				}
+				digDowns++
+			}
 		}
 	}
 	fromRecords := map[string]bool{"look_abs": true, "look_at": true, "scan_around": true, "select": true, "eat": true}
@@ -144,6 +163,9 @@ func TestEstimatesAgainstRecords(t *testing.T) {
 			t.Errorf("%s: estimate %d steps is far above the most a recorded call took (%d in %d calls)", a.Name, est, most[a.Name], calls[a.Name])
 		}
 		t.Logf("%s: estimate %d (%s), recorded at most %d in %d calls", a.Name, est, a.Steps, most[a.Name], calls[a.Name])
+	}
+	if digDowns < 5 {
+		t.Errorf("only %d recorded dig_down calls that went down to check its estimate against", digDowns)
 	}
 	for name := range fromRecords {
 		if calls[name] < 5 {

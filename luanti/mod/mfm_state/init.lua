@@ -50,7 +50,9 @@ end
 local function p3(p) return {x = p.x, y = p.y, z = p.z} end
 
 -- The start kit (setting mfm_start_kit: item strings separated by commas;
--- empty: nothing) is given to a new player.
+-- empty: nothing) is given to a new player, and nothing else. A count over
+-- the item's stack size fills several slots; an unknown item is left out
+-- and logged (the harness checks the logged inventory against the kit).
 local default_kit = "default:pick_stone,default:shovel_stone,default:axe_stone," ..
 	"default:dirt 99,default:dirt 99,default:apple 40,default:torch 10"
 minetest.register_on_newplayer(function(player)
@@ -58,7 +60,22 @@ minetest.register_on_newplayer(function(player)
 	local kit = minetest.settings:get("mfm_start_kit") or default_kit
 	for s in string.gmatch(kit, "[^,]+") do
 		s = s:match("^%s*(.-)%s*$")
-		if s ~= "" then inv:add_item("main", s) end
+		local stack = ItemStack(s)
+		local name = stack:get_name()
+		if s ~= "" and minetest.registered_items[name] and name ~= "" then
+			local n, max = stack:get_count(), math.max(1, stack:get_stack_max())
+			if n <= max then
+				inv:add_item("main", stack) -- as given, with a tool's wear
+				n = 0
+			end
+			while n > 0 do
+				local k = math.min(n, max)
+				inv:add_item("main", name .. " " .. k)
+				n = n - k
+			end
+		elseif s ~= "" then
+			minetest.log("warning", "mfm_state: start kit: no item " .. s)
+		end
 	end
 end)
 
@@ -198,6 +215,7 @@ local function pointed(player)
 			local def = minetest.registered_nodes[n.name]
 			if def and def.pointable ~= false and n.name ~= "air" then
 				return {node = n.name, under = p3(pt.under), above = p3(pt.above),
+					above_node = minetest.get_node(pt.above).name,
 					dist = vector.distance(eye, pt.intersection_point),
 					-- soft: leaves and plants, cut in a moment, in the way of the block behind
 					soft = def.buildable_to or minetest.get_item_group(n.name, "leaves") > 0}
@@ -208,6 +226,44 @@ local function pointed(player)
 end
 
 local function nodename(p) return minetest.get_node(p).name end
+
+-- What a walk runs into: the blocks one step ahead (the facing direction
+-- rounded to an axis or a diagonal) at the feet and at the head, with
+-- whether each is solid (walkable).
+local function ahead_of(feet, yaw)
+	local dx = math.floor(-math.sin(yaw) + 0.5)
+	local dz = math.floor(math.cos(yaw) + 0.5)
+	local p = {x = feet.x + dx, y = feet.y, z = feet.z + dz}
+	local h = {x = p.x, y = p.y + 1, z = p.z}
+	local function solid(q)
+		local def = minetest.registered_nodes[nodename(q)]
+		return def ~= nil and def.walkable == true
+	end
+	return {pos = p, feet = nodename(p), head = nodename(h), feet_solid = solid(p), head_solid = solid(h)}
+end
+
+-- Water or lava near the player: the nearest liquid block within 3 of the
+-- feet, and under the floor (within 8 blocks below the block stood on)
+-- the first block that is a liquid or open air (a cave), which is what
+-- digging down would fall into.
+local function liquid_near(feet)
+	local p = minetest.find_node_near(feet, 3, {"group:liquid"}, true)
+	if not p then return false end
+	return {node = nodename(p), pos = p3(p)}
+end
+local function under_floor(feet)
+	local floor = minetest.registered_nodes[nodename({x = feet.x, y = feet.y - 1, z = feet.z})]
+	if not (floor and floor.walkable) then return false end
+	for d = 2, 8 do
+		local q = {x = feet.x, y = feet.y - d, z = feet.z}
+		local name = nodename(q)
+		local def = minetest.registered_nodes[name]
+		if name == "air" or (def and def.liquidtype and def.liquidtype ~= "none") then
+			return {node = name, depth = d, pos = p3(q)}
+		end
+	end
+	return false
+end
 
 -- The nearest standing tree: the lowest trunk node of a column that rests
 -- on walkable ground (not on trunk or leaves, so felled and floating
@@ -637,6 +693,9 @@ minetest.register_globalstep(function(dtime)
 			biome = bd and minetest.get_biome_name(bd.biome) or "",
 			headroom = headroom,
 			entombed = entombed,
+			ahead = ahead_of(feet, player:get_look_horizontal()),
+			liquid = liquid_near(feet),
+			under_floor = under_floor(feet),
 			ready = ready,
 			spawn = spawn_note,
 			items = items,

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/luanti"
 )
 
@@ -25,6 +26,18 @@ func main() {
 	if *store == "" {
 		fmt.Fprintln(os.Stderr, "luanti-agent: --store DIR is required")
 		os.Exit(2)
+	}
+	// A new store declares Luanti's axes (north +z, nodes centred on whole
+	// numbers), so its maps and grid cells follow the game's.
+	if _, err := episodes.Open(*store); err != nil {
+		s, err := episodes.Init(*store)
+		if err == nil {
+			err = s.SetAxes(episodes.LuantiAxes)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "luanti-agent:", err)
+			os.Exit(1)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
