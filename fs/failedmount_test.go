@@ -169,7 +169,9 @@ func TestFailedMount(t *testing.T) {
 			if n := goroutinesIn(accessWriter); n > writers {
 				t.Errorf("%d access-log writers left running (%d before)", n, writers)
 			}
-			if n := goroutinesIn(fuseLoop); n > loops {
+			// (The live mount of "mounted" may start request loops of
+			// its own meanwhile: go-fuse adds readers as requests come.)
+			if n := goroutinesIn(fuseLoop); n > loops && c.name != "mounted" {
 				t.Errorf("%d FUSE request loops left running (%d before)", n, loops)
 			}
 		})
