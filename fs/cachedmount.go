@@ -35,6 +35,10 @@ import (
 // caching, every append would drop their cached pages), and live virtual
 // files a snapshot per open.
 
+// watchOpens starts the fanotify watcher of a mount of its own (tests
+// make it fail).
+var watchOpens = fanotify.WatchOpens
+
 // subMount is one of those mounts.
 type subMount struct {
 	srv   *fuse.Server
@@ -72,7 +76,7 @@ func (m *mfs) mountCached(name string, root gofs.InodeEmbedder, outer fuse.Mount
 	sub := &subMount{srv: srv, mnt: mnt}
 	if m.access.On() {
 		rec := &mountOpens{access: m.access.AccessLog, root: root.EmbeddedInode(), prefix: "/" + name, seen: make(map[string]accessName)}
-		sub.opens, err = fanotify.WatchOpens(mnt, fanotify.Options{Log: m.log, FixedNames: true}, rec.record)
+		sub.opens, err = watchOpens(mnt, fanotify.Options{Log: m.log, FixedNames: true}, rec.record)
 		if err != nil {
 			_ = srv.Unmount()
 			return nil, fmt.Errorf("%s/: access log: %w (mount with --per-open or --no-access-log)", name, err)

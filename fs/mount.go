@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -87,6 +88,8 @@ type mfs struct {
 	stats *content.StatsCache
 	views *views
 	ro    *roEnv // what the read-only trees share
+	// queries is q/'s query cache (nil without a Querier).
+	queries *content.QueryCache
 
 	rootOps    map[string]gofs.InodeEmbedder
 	root       []rootEntry // rootTable plus Hooks.Trees
@@ -134,17 +137,21 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 	s, err := m.serve(rootDir, mo)
 	if err != nil {
 		m.access.Close()
+		if !asRoot {
+			// go-fuse's error ends in a newline; fusermount3 printed its
+			// own message on stderr already.
+			return nil, fmt.Errorf("mount %s: %s (without root, fusermount3 mounts: it must be able to open /dev/fuse, see docs/MOUNT.md)", mnt, strings.TrimSpace(err.Error()))
+		}
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
 	if m.cached {
 		if err := s.mountCachedTrees(mo); err != nil {
-			s.closeWatchers()
-			_ = s.unmountAll()
-			m.access.Close()
+			s.abandon()
 			return nil, fmt.Errorf("mount %s: %w", mnt, err)
 		}
 	}
 	go m.watchLives()
+	go releaseIdleMemory(m.stop, m.log)
 	m.log.Info("mounted", slog.String("store", store.Root), slog.String("mountpoint", mnt), slog.Bool("read_only_mine", opt.ReadOnly), slog.Bool("episodes_cached", m.cached))
 	return s, nil
 }
@@ -182,7 +189,7 @@ func newMFS(store *episodes.Store, mnt string, opt Options, asRoot bool) *mfs {
 		}
 	}
 	m.stats = content.NewStatsCache(store)
-	m.views = &views{env: m.nodeEnv, viewer: opt.Hooks.Viewer, timeout: opt.RenderTimeout}
+	m.views = newViews(m.nodeEnv, opt.Hooks.Viewer, opt.RenderTimeout)
 	m.ro = &roEnv{nodeEnv: m.nodeEnv, views: m.views, citedBy: opt.Hooks.CitedBy, timeout: opt.RenderTimeout, ablation: opt.Ablation}
 	m.access = accessRecorder{content.NewAccessLog(store, log, opt.NoAccessLog)}
 	m.access.SetTurn(opt.Turn)
@@ -265,6 +272,16 @@ func (s *Server) mountCachedTrees(mo fuse.MountOptions) error {
 		s.subs = append(s.subs, sub)
 	}
 	return nil
+}
+
+// abandon undoes a mount that failed after the store's mount was made:
+// the watchers stop, everything is unmounted (detached lazily if busy)
+// and the access log is closed, so Mount returns with nothing running.
+func (s *Server) abandon() {
+	if err := s.Unmount(); err != nil {
+		s.m.log.Warn("mount failed, and so did its unmount", slog.String("mountpoint", s.mnt), slog.Any("err", err))
+	}
+	s.m.access.Close()
 }
 
 // Mountpoint returns the absolute mount point.
@@ -368,18 +385,13 @@ func fusermount() (string, error) {
 func prepareMountpoint(mnt string) error {
 	// statfs always reaches a FUSE daemon; stat may be answered from the
 	// kernel's attribute cache for a second after the daemon died.
-	var sfs syscall.Statfs_t
-	var st syscall.Stat_t
-	err := syscall.Statfs(mnt, &sfs)
-	if err == nil {
-		err = syscall.Stat(mnt, &st)
-	}
+	st, err := statBounded(mnt, true)
 	if errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ECONNABORTED) {
 		slog.Warn("mountpoint: clearing stale mount (transport endpoint is not connected)", slog.String("mountpoint", mnt))
 		if derr := detach(mnt); derr != nil {
 			return fmt.Errorf("mountpoint %s is a stale mount and could not be cleared: %w (try: umount -l %s)", mnt, derr, mnt)
 		}
-		err = syscall.Stat(mnt, &st)
+		st, err = statBounded(mnt, false)
 	}
 	if err != nil {
 		return fmt.Errorf("mountpoint %s: %w", mnt, err)
@@ -387,9 +399,42 @@ func prepareMountpoint(mnt string) error {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return fmt.Errorf("mountpoint %s: not a directory", mnt)
 	}
-	var pst syscall.Stat_t
-	if err := syscall.Stat(filepath.Dir(mnt), &pst); err == nil && pst.Dev != st.Dev && mnt != "/" {
+	if pst, err := statBounded(filepath.Dir(mnt), false); err == nil && pst.Dev != st.Dev && mnt != "/" {
 		return fmt.Errorf("mountpoint %s: something is already mounted there (unmount it first: umount %s)", mnt, mnt)
 	}
 	return nil
+}
+
+// mountpointWait bounds how long Mount waits for its mount point to
+// answer stat: on a FUSE mount whose daemon hangs, stat never returns.
+var mountpointWait = 5 * time.Second
+
+// statBounded stats p (after a statfs, with withStatfs) from a goroutine
+// of its own and gives up after mountpointWait. The goroutine of a stat
+// that never returns is left blocked; it acts on nothing.
+func statBounded(p string, withStatfs bool) (syscall.Stat_t, error) {
+	type result struct {
+		st  syscall.Stat_t
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		if withStatfs {
+			var sfs syscall.Statfs_t
+			r.err = syscall.Statfs(p, &sfs)
+		}
+		if r.err == nil {
+			r.err = syscall.Stat(p, &r.st)
+		}
+		done <- r
+	}()
+	t := time.NewTimer(mountpointWait)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.st, r.err
+	case <-t.C:
+		return syscall.Stat_t{}, fmt.Errorf("does not answer within %v: a FUSE mount whose daemon hangs? (detach it: umount -l %s)", mountpointWait, p)
+	}
 }

@@ -90,8 +90,14 @@ func canMount(t testing.TB) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		why = "no /dev/fuse"
 	} else if os.Geteuid() != 0 {
+		// Without root go-fuse mounts only through fusermount3, which
+		// opens /dev/fuse as the calling user.
 		if _, err := exec.LookPath("fusermount3"); err != nil {
-			why = "not root and no fusermount3"
+			why = "not root and no fusermount3 in PATH (package fuse3): without root, go-fuse mounts only through it"
+		} else if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
+			why = fmt.Sprintf("not root and this user cannot open /dev/fuse, which fusermount3 opens as the caller: %v", err)
+		} else {
+			f.Close()
 		}
 	}
 	if why == "" {

@@ -30,12 +30,16 @@ func newQueryRoot(m *mfs) (gofs.InodeEmbedder, error) {
 		return d, nil
 	}
 	q := &queryDirs{m: m, cache: content.NewQueryCache(m.store.Path(episodes.IndexFileName), m.opt.RenderTimeout, h.Querier.Query)}
+	m.queries = q.cache
 	readme := &bytesFile{env: m.nodeEnv, kind: "query", content: func(context.Context) ([]byte, error) {
 		return content.QueryReadme(grammar(h.Querier), h.Viewer != nil), nil
 	}}
 	d.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		if name == content.QueryReadmeName {
 			return readme, fuse.S_IFREG, 0
+		}
+		if err := content.CheckQueryName(name); err != nil {
+			return nil, 0, m.fail(ctx, "/q/"+name, err)
 		}
 		if _, err := q.cache.Get(ctx, name); err != nil {
 			return nil, 0, m.fail(ctx, "/q/"+name, err)

@@ -2,6 +2,9 @@ package fs
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/fs/content"
+	"github.com/mfm-project/mfm/internal/lru"
 )
 
 // views serves Hooks.Viewer's virtual images as nodes: views beside
@@ -21,7 +25,25 @@ type views struct {
 	env     *nodeEnv
 	viewer  Viewer // nil: no views
 	timeout time.Duration
+	// recent holds the bytes of recently looked-up fixed views
+	// (fixedChild), keyed by viewKey, within ViewBytesBudget.
+	recent *lru.Cache[[]byte]
 }
+
+// ViewBytesBudget bounds the bytes of rendered views the mount itself
+// keeps (views.recent); a view over a quarter of it is not kept. Nodes
+// of views hold no bytes, so this and the Viewer's own caches are all
+// the memory views take, however many the kernel keeps.
+const ViewBytesBudget = 16 << 20
+
+// newViews returns the views of a mount.
+func newViews(env *nodeEnv, viewer Viewer, timeout time.Duration) *views {
+	return &views{env: env, viewer: viewer, timeout: timeout,
+		recent: lru.New(ViewBytesBudget, func(b []byte) int64 { return int64(len(b)) + 64 })}
+}
+
+// viewKey is the key of a fixed view's bytes in views.recent.
+func viewKey(rel string, sum uint64) string { return rel + "\x00" + strconv.FormatUint(sum, 16) }
 
 // lookupVirtual resolves a name that does not exist on disk inside a
 // read-only store directory: a view of a frame or an episode sheet. The
@@ -48,26 +70,23 @@ func (v *views) lookup(ctx context.Context, parent *gofs.Inode, rel, name string
 	if err != nil {
 		return nil, v.env.fail(ctx, "/"+rel, content.Invalid(err))
 	}
+	if stable := stableView(v.viewer, rel); stable || v.env.inCachedTree(parent) {
+		return v.fixedChild(ctx, parent, rel, name, data, stable, out)
+	}
 	ops := &bytesFile{env: v.env, kind: "view"}
-	if stableView(v.viewer, rel) {
-		// Rendered once: the bytes stay valid for the inode's life.
-		ops.ttl = immutableTTL
-		ops.content = func(context.Context) ([]byte, error) { return data, nil }
-	} else {
-		// Live (map/here, then-and-now, the current life's map): each
-		// stat and open asks the Viewer again (its cache makes an
-		// unchanged view cheap). The kernel may hand back an inode it
-		// still holds for this name, so the content must not be the
-		// bytes of this lookup.
-		// The first stat (this lookup's fillEntry) uses this render.
-		var first atomic.Pointer[[]byte]
-		first.Store(&data)
-		ops.content = func(ctx context.Context) ([]byte, error) {
-			if b := first.Swap(nil); b != nil {
-				return *b, nil
-			}
-			return v.render(ctx, rel)
+	// Live (map/here, then-and-now, the current life's map): each
+	// stat and open asks the Viewer again (its cache makes an
+	// unchanged view cheap). The kernel may hand back an inode it
+	// still holds for this name, so the content must not be the
+	// bytes of this lookup.
+	// The first stat (this lookup's fillEntry) uses this render.
+	var first atomic.Pointer[[]byte]
+	first.Store(&data)
+	ops.content = func(ctx context.Context) ([]byte, error) {
+		if b := first.Swap(nil); b != nil {
+			return *b, nil
 		}
+		return v.render(ctx, rel)
 	}
 	ch, errno := v.env.virtualChild(ctx, parent, name, ops, fuse.S_IFREG)
 	if errno != 0 {
@@ -75,6 +94,124 @@ func (v *views) lookup(ctx context.Context, parent *gofs.Inode, rel, name string
 	}
 	return ch, fillEntry(ctx, ch, out)
 }
+
+// fixedChild makes the node of the view rel whose bytes (data, just
+// rendered) are fixed for the inode's life: a stable view, or any view
+// in a mount read through the kernel's cache (where other bytes are
+// another inode generation). The node keeps their size and hash, not
+// the bytes: the kernel may keep such inodes for as long as it likes,
+// and a thousand distinct views would otherwise hold a thousand renders
+// in the daemon (docs/SECURITY.md, "Memory"). An open or a read takes
+// the bytes from views.recent, or else asks the Viewer again (whose
+// render cache makes a recent view cheap) and checks the hash.
+func (v *views) fixedChild(ctx context.Context, parent *gofs.Inode, rel, name string, data []byte, stable bool, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	sum := viewSum(data)
+	v.recent.Put(viewKey(rel, sum), data)
+	f := &viewFile{views: v, rel: rel, size: int64(len(data)), sum: sum}
+	if stable {
+		f.ttl = immutableTTL
+	}
+	attr := gofs.StableAttr{Mode: fuse.S_IFREG, Ino: virtualIno(parent.StableAttr().Ino, name)}
+	if v.env.inCachedTree(parent) {
+		attr.Gen = sum | 1 // the same bytes are the inode the kernel has
+	}
+	ch := parent.NewInode(ctx, f, attr)
+	return ch, fillEntry(ctx, ch, out)
+}
+
+// viewSum is the hash a viewFile checks a render against.
+func viewSum(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+// viewFile is a view whose bytes are fixed (fixedChild): it holds their
+// size and hash, and renders them again when they are read.
+type viewFile struct {
+	gofs.Inode
+	refuse
+	views *views
+	rel   string
+	size  int64
+	sum   uint64
+	ttl   time.Duration // immutableTTL for a stable view
+}
+
+var (
+	_ = (gofs.NodeGetattrer)((*viewFile)(nil))
+	_ = (gofs.NodeOpener)((*viewFile)(nil))
+	_ = (gofs.NodeReader)((*viewFile)(nil))
+	_ = (gofs.NodeFlusher)((*viewFile)(nil))
+)
+
+// bytes are the view's bytes: the recent ones, or a new render; a
+// render that is not the bytes the inode was made with fails with
+// ESTALE (a view of now/ that changed since its lookup, and whose bytes
+// the mount no longer had: look it up again).
+func (f *viewFile) bytes(ctx context.Context) ([]byte, error) {
+	key := viewKey(f.rel, f.sum)
+	if b, ok := f.views.recent.Get(key); ok {
+		return b, nil
+	}
+	b, err := f.views.render(ctx, f.rel)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != f.size || viewSum(b) != f.sum {
+		return nil, fmt.Errorf("view %s changed since it was looked up (look it up again): %w", f.rel, syscall.ESTALE)
+	}
+	f.views.recent.Put(key, b)
+	return b, nil
+}
+
+func (f *viewFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.SetTimeout(f.ttl)
+	f.views.env.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(f.size))
+	return 0
+}
+
+func (f *viewFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	env := f.views.env
+	if env.inCachedTree(&f.Inode) {
+		return nil, 0, syscall.ENOSYS // no opens on this connection (cachedmount.go)
+	}
+	if writeMode(flags) {
+		return nil, 0, syscall.EROFS
+	}
+	b, err := f.bytes(ctx)
+	if err != nil {
+		return nil, 0, env.fail(ctx, "/"+f.rel, err)
+	}
+	env.access.record(ctx, "/"+f.rel, "view")
+	if f.ttl > 0 {
+		return &bytesHandle{data: b}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+	}
+	return &bytesHandle{data: b}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+}
+
+func (f *viewFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	var data []byte
+	if h, ok := fh.(*bytesHandle); ok {
+		data = h.data
+	} else {
+		var err error
+		if data, err = f.bytes(ctx); err != nil {
+			return nil, f.views.env.fail(ctx, "/"+f.rel, err)
+		}
+	}
+	f.views.env.virtualReads.Add(1)
+	if off >= int64(len(data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(off+int64(len(dest)), int64(len(data)))
+	return fuse.ReadResultData(data[off:end]), 0
+}
+
+// Flush answers ENOSYS: nothing to flush, and the kernel stops asking.
+func (f *viewFile) Flush(context.Context, gofs.FileHandle) syscall.Errno { return syscall.ENOSYS }
+
+func (f *viewFile) accessKind(string) string { return "view" }
 
 // render renders rel again for a live view's stat or open.
 func (v *views) render(ctx context.Context, rel string) ([]byte, error) {

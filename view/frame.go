@@ -17,6 +17,8 @@ import (
 	"sync"
 
 	_ "image/gif" // frames may be any of the standard formats
+
+	"github.com/mfm-project/mfm/internal/lru"
 )
 
 // Format is an output image format, chosen by the view's extension.
@@ -106,11 +108,11 @@ func (s stamp) String() string {
 type frames struct {
 	lim   *Limits
 	open  opener
-	cache *lru[*image.NRGBA]
+	cache *lru.Cache[*image.NRGBA]
 }
 
 func newFrames(lim *Limits, open opener) *frames {
-	return &frames{lim: lim, open: open, cache: newLRU(lim.FrameCacheBytes, func(m *image.NRGBA) int64 { return int64(len(m.Pix)) + 64 })}
+	return &frames{lim: lim, open: open, cache: lru.New(lim.FrameCacheBytes, func(m *image.NRGBA) int64 { return int64(len(m.Pix)) + 64 })}
 }
 
 // stat returns the stamp of the regular file name.
@@ -154,14 +156,14 @@ func (fr *frames) load(name string) (*image.NRGBA, stamp, error) {
 		return nil, st, err
 	}
 	key := name + "\x00" + st.String()
-	if m, ok := fr.cache.get(key); ok {
+	if m, ok := fr.cache.Get(key); ok {
 		return m, st, nil
 	}
 	m, err := decodeCapped(name, f, st.size, fr.lim)
 	if err != nil {
 		return nil, st, err
 	}
-	fr.cache.put(key, m)
+	fr.cache.Put(key, m)
 	return m, st, nil
 }
 

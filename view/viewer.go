@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/lru"
 )
 
 // Viewer renders the views of one store. It satisfies the mount's
@@ -30,7 +31,7 @@ type Viewer struct {
 	root  *os.Root
 	lim   Limits
 	fr    *frames
-	out   *lru[[]byte]
+	out   *lru.Cache[[]byte]
 	pool  *pool
 	maps  mapData
 }
@@ -42,7 +43,7 @@ func New(store *episodes.Store, lim Limits) (*Viewer, error) {
 		return nil, fmt.Errorf("view: open store %s: %w", store.Root, err)
 	}
 	v := &Viewer{store: store, root: root, lim: lim,
-		out:  newLRU(lim.RenderCacheBytes, func(b []byte) int64 { return int64(len(b)) + 64 }),
+		out:  lru.New(lim.RenderCacheBytes, func(b []byte) int64 { return int64(len(b)) + 64 }),
 		pool: newPool(lim.Workers, lim.RenderTimeout),
 		maps: mapData{grids: map[string]*tail[gridCell]{}, index: map[string]*tail[posRow]{}}}
 	v.fr = newFrames(&v.lim, v.open)
@@ -73,9 +74,9 @@ func (v *Viewer) open(name string) (*os.File, error) {
 // CacheStats reports the rendered-output and decoded-frame caches: entries,
 // bytes, hits, misses.
 func (v *Viewer) CacheStats() (out, frames [4]int64) {
-	n, u, h, m := v.out.stats()
+	n, u, h, m := v.out.Stats()
 	out = [4]int64{int64(n), u, h, m}
-	n, u, h, m = v.fr.cache.stats()
+	n, u, h, m = v.fr.cache.Stats()
 	frames = [4]int64{int64(n), u, h, m}
 	return
 }
@@ -122,7 +123,7 @@ func (v *Viewer) Render(ctx context.Context, s Spec) ([]byte, bool, error) {
 	case MapView:
 		key = rel + "\x00" + v.mapStamp(s)
 	}
-	if b, hit := v.out.get(key); hit {
+	if b, hit := v.out.Get(key); hit {
 		return b, true, nil
 	}
 	b, err := v.pool.run(ctx, "view "+strconv.Quote(rel), func() ([]byte, error) {
@@ -141,7 +142,7 @@ func (v *Viewer) Render(ctx context.Context, s Spec) ([]byte, bool, error) {
 		}
 		return nil, true, wrapView(rel, err)
 	}
-	v.out.put(key, b)
+	v.out.Put(key, b)
 	return b, true, nil
 }
 
@@ -376,7 +377,7 @@ func (v *Viewer) Sheet(ctx context.Context, frames, labels []string) ([]byte, er
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", f, at(labels, i), st)
 	}
 	key := "sheet\x00" + hex.EncodeToString(h.Sum(nil))
-	if b, ok := v.out.get(key); ok {
+	if b, ok := v.out.Get(key); ok {
 		return b, nil
 	}
 	b, err := v.pool.run(ctx, "contact sheet", func() ([]byte, error) {
@@ -393,7 +394,7 @@ func (v *Viewer) Sheet(ctx context.Context, frames, labels []string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	v.out.put(key, b)
+	v.out.Put(key, b)
 	return b, nil
 }
 

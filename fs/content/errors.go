@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // requestError is a failure the agent caused (a malformed query or view
@@ -23,6 +27,10 @@ func (e *requestError) Unwrap() error { return e.err }
 
 // Invalid marks err as the agent's mistake: the call fails with EINVAL.
 func Invalid(err error) error { return &requestError{errno: syscall.EINVAL, err: err} }
+
+// NameTooLong marks err as a name longer than a limit: the call fails
+// with ENAMETOOLONG.
+func NameTooLong(err error) error { return &requestError{errno: syscall.ENAMETOOLONG, err: err} }
 
 // Errno maps an error to the errno a filesystem call answers with: EINVAL
 // for Invalid, ETIMEDOUT for a deadline, EINTR for a cancelled request,
@@ -91,7 +99,7 @@ func (l *ErrorLog) Render(help []string) []byte {
 	}
 	for i := len(ents) - 1; i >= 0; i-- {
 		e := ents[i]
-		fmt.Fprintf(&b, "\n%s  %s  [%s]\n  %s\n", e.time.UTC().Format(time.RFC3339), e.path, errnoName(Errno(e.err)), indent(e.err.Error()))
+		fmt.Fprintf(&b, "\n%s  %s  [%s]\n  %s\n", e.time.UTC().Format(time.RFC3339), Printable(e.path, false), errnoName(Errno(e.err)), indent(Printable(e.err.Error(), true)))
 	}
 	for _, h := range help {
 		b.WriteString("\n")
@@ -101,6 +109,44 @@ func (l *ErrorLog) Render(help []string) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// Printable escapes s for a terminal, so that a name the agent chose
+// (a query, a view) cannot forge lines of /.errors or send escape
+// sequences: a backslash becomes \\, control characters and other
+// unprintable runes \n, \t, \xNN or \uNNNN, and each byte of invalid
+// UTF-8 \xNN. With keepNewlines, newlines stay (a message's own line
+// breaks, which Render indents).
+func Printable(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || r == '\\' || !unicode.IsPrint(r) && !(keepNewlines && r == '\n') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n' && keepNewlines:
+			b.WriteByte('\n')
+		case unicode.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		default:
+			q := strconv.QuoteRune(r) // '\n', '\x1b', '\u2028'
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 func indent(s string) string {

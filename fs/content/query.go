@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,11 @@ const (
 	queryCacheTTL = time.Second
 	// queryCacheMax bounds the number of cached query results.
 	queryCacheMax = 256
+	// QueryCacheBytes bounds the bytes of the query results a QueryCache
+	// keeps (rows, entry names, links, a rendered sheet): past it the
+	// least recently used are dropped, and a result over a quarter of it
+	// is answered but not kept.
+	QueryCacheBytes = 32 << 20
 	// SheetMaxTiles is how many matches q/<query>/sheet.png shows: the
 	// last SheetMaxTiles in chronological order.
 	SheetMaxTiles = 64
@@ -46,6 +52,8 @@ type QueryResult struct {
 	names []string          // entry name per row; "" for a duplicate
 	links map[string]string // entry name -> symlink target
 
+	size int64 // bytes held by the fields above (resultSize)
+
 	sheetMu   sync.Mutex // guards the three below; never held while rendering
 	sheetDone bool
 	sheet     []byte
@@ -64,7 +72,28 @@ func newQueryResult(rows [][]byte, dirs []string) *QueryResult {
 		r.names[i] = name
 		r.links[name] = "../../" + path.Clean(d)
 	}
+	r.size = resultSize(r)
 	return r
+}
+
+// resultSize estimates the bytes a result's rows, directories, names
+// and links take, with their slice and map overheads.
+func resultSize(r *QueryResult) int64 {
+	n := int64(256)
+	for i := range r.rows {
+		n += int64(len(r.rows[i])+len(r.dirs[i])+len(r.names[i])) + 3*24
+	}
+	for k, v := range r.links {
+		n += int64(len(k)+len(v)) + 64
+	}
+	return n
+}
+
+// bytes is what the result holds, with its sheet once rendered.
+func (r *QueryResult) bytes() int64 {
+	r.sheetMu.Lock()
+	defer r.sheetMu.Unlock()
+	return r.size + int64(len(r.sheet))
 }
 
 // matchName is the entry name of a match in q/<query>/: the episode id
@@ -183,12 +212,16 @@ type QueryFunc func(ctx context.Context, query string) (rows [][]byte, dirs []st
 
 // QueryCache runs queries and shares recent results. A result is valid
 // only while the index file is unchanged (inode, size, mtime) and for at
-// most queryCacheTTL, so results follow index.jsonl as it grows. Its
-// mutex is held only around map operations, never while a query runs.
+// most queryCacheTTL, so results follow index.jsonl as it grows. It
+// keeps at most queryCacheMax results and QueryCacheBytes of them
+// (trim). Its mutex is held only around map operations, never while a
+// query runs.
 type QueryCache struct {
 	index   string // the index file whose state a result belongs to
 	timeout time.Duration
 	run     QueryFunc
+
+	maxBytes int64
 
 	mu  sync.Mutex
 	ent map[string]*queryEntry
@@ -197,7 +230,73 @@ type QueryCache struct {
 // NewQueryCache returns a cache of the queries run answers, each under
 // timeout, valid while the file index (index.jsonl) is unchanged.
 func NewQueryCache(index string, timeout time.Duration, run QueryFunc) *QueryCache {
-	return &QueryCache{index: index, timeout: timeout, run: run, ent: map[string]*queryEntry{}}
+	return &QueryCache{index: index, timeout: timeout, run: run, maxBytes: QueryCacheBytes, ent: map[string]*queryEntry{}}
+}
+
+// Held returns the number of results the cache keeps and their bytes.
+func (c *QueryCache) Held() (n int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.ent {
+		if r := e.doneResult(); r != nil {
+			n++
+			bytes += r.bytes()
+		}
+	}
+	return n, bytes
+}
+
+// doneResult is e's result if its run is over, else nil.
+func (e *queryEntry) doneResult() *QueryResult {
+	select {
+	case <-e.done:
+		return e.res
+	default:
+		return nil
+	}
+}
+
+// trimLocked drops finished runs that are past queryCacheTTL (no Get
+// uses them again), then the least recently used results until at most
+// queryCacheMax entries and maxBytes of results are kept; a result over
+// a quarter of maxBytes is never kept. Runs in flight stay (their
+// callers wait on them). c.mu is held.
+func (c *QueryCache) trimLocked() {
+	type held struct {
+		query string
+		used  time.Time
+		bytes int64
+	}
+	var done []held
+	var total int64
+	for q, e := range c.ent {
+		select {
+		case <-e.done:
+		default:
+			continue
+		}
+		var n int64
+		if e.res != nil {
+			n = e.res.bytes()
+		}
+		if time.Since(e.at) > queryCacheTTL || n > c.maxBytes/4 {
+			delete(c.ent, q)
+			continue
+		}
+		done = append(done, held{q, e.used, n})
+		total += n
+	}
+	if total <= c.maxBytes && len(c.ent) <= queryCacheMax {
+		return
+	}
+	slices.SortFunc(done, func(a, b held) int { return a.used.Compare(b.used) })
+	for _, h := range done {
+		if total <= c.maxBytes && len(c.ent) <= queryCacheMax {
+			break
+		}
+		delete(c.ent, h.query)
+		total -= h.bytes
+	}
 }
 
 // indexGen identifies the state of index.jsonl a result was computed at.
@@ -221,6 +320,7 @@ type queryEntry struct {
 	at   time.Time
 	res  *QueryResult
 	err  error
+	used time.Time // last Get that returned it; guarded by QueryCache.mu
 }
 
 // Get returns the result of query, running it if no valid result is
@@ -237,6 +337,8 @@ func (c *QueryCache) Get(ctx context.Context, query string) (*QueryResult, error
 		select {
 		case <-e.done:
 			if time.Since(e.at) <= queryCacheTTL {
+				e.used = time.Now()
+				c.trimLocked() // a sheet rendered since adds to the results' bytes
 				c.mu.Unlock()
 				return e.res, e.err
 			}
@@ -247,17 +349,9 @@ func (c *QueryCache) Get(ctx context.Context, query string) (*QueryResult, error
 		e = nil
 	}
 	if e == nil {
-		e = &queryEntry{gen: gen, done: make(chan struct{})}
-		if len(c.ent) >= queryCacheMax {
-			for k, old := range c.ent {
-				select {
-				case <-old.done:
-					delete(c.ent, k)
-				default:
-				}
-			}
-		}
+		e = &queryEntry{gen: gen, done: make(chan struct{}), used: time.Now()}
 		c.ent[query] = e
+		c.trimLocked()
 		go c.runEntry(query, e)
 	}
 	c.mu.Unlock()
@@ -301,10 +395,30 @@ func (c *QueryCache) runEntry(query string, e *queryEntry) {
 		res = newQueryResult(rows, dirs)
 	}
 	e.res, e.err, e.at = res, err, time.Now()
+	// Done and trimmed in one step: the cache is never seen over its
+	// budget.
+	c.mu.Lock()
 	close(e.done)
-	if errors.Is(err, context.DeadlineExceeded) {
-		c.forget(query, e) // a timeout is not an answer: do not cache it
+	if errors.Is(err, context.DeadlineExceeded) && c.ent[query] == e {
+		delete(c.ent, query) // a timeout is not an answer: do not cache it
 	}
+	c.trimLocked()
+	c.mu.Unlock()
+}
+
+// MaxQueryLen is the longest query in bytes, the index's (query.MaxLen
+// of package index/query): a q/ name is one path component, and the
+// mount refuses a longer one itself, before any Querier sees it.
+const MaxQueryLen = 255
+
+// CheckQueryName refuses a q/ name longer than MaxQueryLen with an
+// error that fails the lookup with ENAMETOOLONG (FUSE hands the daemon
+// names of up to 1024 bytes, recent kernels up to 4095).
+func CheckQueryName(name string) error {
+	if len(name) > MaxQueryLen {
+		return NameTooLong(fmt.Errorf("query: %d bytes, longer than the %d bytes a query may be", len(name), MaxQueryLen))
+	}
+	return nil
 }
 
 // QueryReadme is q/README.md; views says whether sheet.png is served.

@@ -21,8 +21,11 @@ import (
 // episodes.py default).
 const DefaultRadius = 6
 
-// MaxLen caps a query's length in bytes.
-const MaxLen = 4096
+// MaxLen caps a query's length in bytes. It is the longest name of a
+// file (NAME_MAX), so a query fits in one path component of the mount
+// (q/<query>/) and the same queries are accepted there, by mfmd q and
+// over MCP.
+const MaxLen = 255
 
 // IntRange is an inclusive range of steps.
 type IntRange struct{ A, B int64 }
@@ -140,7 +143,7 @@ func Parse(s string) (*Query, error) {
 // order they were written (for explaining a query term by term).
 func ParseTerms(s string) (*Query, []Term, error) {
 	if len(s) > MaxLen {
-		return nil, nil, &Error{Msg: fmt.Sprintf("longer than %d bytes", MaxLen)}
+		return nil, nil, &Error{Msg: fmt.Sprintf("%d bytes, longer than the %d bytes a query may be", len(s), MaxLen)}
 	}
 	terms, err := split(s)
 	if err != nil {
