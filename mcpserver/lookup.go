@@ -279,7 +279,7 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 			e.names = append(e.names, "sheet.png")
 		}
 		for _, d := range dirs {
-			e.names = append(e.names, matchName(d)+"/")
+			e.names = append(e.names, episodes.MatchName(d)+"/")
 		}
 		return e, nil
 	case "count":
@@ -304,7 +304,7 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 		}
 	default:
 		for _, d := range dirs {
-			if matchName(d) == match {
+			if episodes.MatchName(d) == match {
 				return s.lookup(ctx, path.Join(d, tail))
 			}
 		}
@@ -320,39 +320,10 @@ func (s *server) querySheet(ctx context.Context, rows [][]byte, dirs []string) (
 	}
 	var frames, labels []string
 	for i := max(0, len(rows)-content.SheetMaxTiles); i < len(rows); i++ {
-		frames = append(frames, frameOf(rows[i], dirs[i]))
-		labels = append(labels, matchName(dirs[i]))
+		frames = append(frames, episodes.FrameOf(rows[i], dirs[i]))
+		labels = append(labels, episodes.MatchName(dirs[i]))
 	}
 	return s.cfg.Hooks.Viewer.Sheet(ctx, frames, labels)
-}
-
-// matchName names a match in q/<query>/ as the mount does: "ep_000123",
-// or "life_1.ep_000004" for an earlier life's.
-func matchName(dir string) string {
-	var parts []string
-	for _, p := range strings.Split(path.Clean(dir), "/") {
-		if p != episodes.EpisodesDir && p != episodes.PreviousDir {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, ".")
-}
-
-// frameOf is the store-relative frame of an index row whose episode
-// directory is dir: the row's image re-rooted like dir, or
-// dir/observation/image.png (as the mount's query sheets).
-func frameOf(row []byte, dir string) string {
-	r, err := episodes.ParseRow(row)
-	if err == nil && r.Image != "" {
-		img := path.Clean(r.Image)
-		if p := path.Clean(r.Path); r.Path != "" && strings.HasPrefix(img, p+"/") {
-			return path.Join(dir, strings.TrimPrefix(img, p+"/"))
-		}
-		if prefix, ok := strings.CutSuffix(path.Clean(dir), path.Clean(r.Path)); ok && r.Path != "" {
-			return path.Join(prefix, img)
-		}
-	}
-	return path.Join(dir, "observation", "image.png")
 }
 
 func queryHelp(grammar string) string {
