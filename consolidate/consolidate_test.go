@@ -358,3 +358,38 @@ func TestStepCitations(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckUnder: a report narrowed to a file or directory of mine/
+// counts only its citations, and keeps the procedures only for
+// mine/procedures or what holds it.
+func TestCheckUnder(t *testing.T) {
+	s := constructed(t)
+	os.WriteFile(s.Path("mine", "other.md"), []byte("steps 500-600 and ep_000003\n"), 0o644)
+	os.MkdirAll(s.Path("mine", "procedures"), 0o755)
+	os.WriteFile(s.Path("mine", "procedures", "dig.sh"), []byte("#!/bin/sh\necho '{\"actions\": []}'\n"), 0o755)
+	rep, err := Check(s, &Resolver{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		under                   string
+		citations, missing, nod int
+	}{
+		{"", 6, 2, 1},
+		{"mine", 6, 2, 1},
+		{"mine/", 6, 2, 1},
+		{"mine/notes.md", 4, 1, 0},
+		{"mine/other.md", 2, 1, 0},
+		{"mine/other", 0, 0, 0},
+		{"mine/procedures", 0, 0, 1},
+		{"mine/procedures/dig.sh", 0, 0, 1},
+		{"mine/procedures/other.sh", 0, 0, 0},
+	}
+	for _, tt := range tests {
+		r := rep.Under(tt.under)
+		if r.Citations != tt.citations || len(r.Missing) != tt.missing || len(r.NoDescription) != tt.nod {
+			t.Errorf("Under(%q): %d citations, %d missing, %d without description; want %d, %d, %d\n%s",
+				tt.under, r.Citations, len(r.Missing), len(r.NoDescription), tt.citations, tt.missing, tt.nod, r.Text())
+		}
+	}
+}

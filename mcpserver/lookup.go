@@ -134,6 +134,13 @@ func (s *server) lookup(ctx context.Context, rel string) (*entry, error) {
 		}
 		return &entry{rel: rel, data: b, gen: true}, nil
 	}
+	if rel == episodes.MineDir+"/.check" && h.Check != nil {
+		b, err := h.Check(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rel, err)
+		}
+		return &entry{rel: rel, data: b, gen: true}, nil
+	}
 	if rel == episodes.MineDir+"/procedures/.catalog" && h.ProcedureCatalog != nil {
 		b, err := h.ProcedureCatalog(ctx)
 		if err != nil {
@@ -275,6 +282,9 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 	switch match {
 	case "":
 		e := &entry{rel: rel, isDir: true, names: []string{"count", "results.jsonl"}}
+		if s.cfg.Hooks.Explain != nil {
+			e.names = append(e.names, content.QueryExplainName)
+		}
 		if s.cfg.Hooks.Viewer != nil {
 			e.names = append(e.names, "sheet.png")
 		}
@@ -294,6 +304,14 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 			}
 			return &entry{rel: rel, data: b, gen: true}, nil
 		}
+	case content.QueryExplainName:
+		if tail == "" && s.cfg.Hooks.Explain != nil {
+			b, err := s.cfg.Hooks.Explain(ctx, q)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", rel, err)
+			}
+			return &entry{rel: rel, data: b, gen: true}, nil
+		}
 	case "sheet.png":
 		if tail == "" && s.cfg.Hooks.Viewer != nil {
 			b, err := s.querySheet(ctx, rows, dirs)
@@ -309,7 +327,7 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 			}
 		}
 	}
-	return nil, notFound(rel, fmt.Sprintf("q/%s/ holds count, results.jsonl, sheet.png and one entry per match (%d)", q, len(rows)))
+	return nil, notFound(rel, fmt.Sprintf("q/%s/ holds count, results.jsonl, explain, sheet.png and one entry per match (%d)", q, len(rows)))
 }
 
 // querySheet renders the contact sheet of the last content.SheetMaxTiles
@@ -329,6 +347,8 @@ func (s *server) querySheet(ctx context.Context, rows [][]byte, dirs []string) (
 func queryHelp(grammar string) string {
 	return "# q/ — queries\n\nOver MCP a query is the query tool: query={\"query\": \"tag:stuck last:5\"}.\n" +
 		"The mount's q/<query>/ paths read here too: q/<query>/count, q/<query>/results.jsonl,\n" +
-		"q/<query>/sheet.png (a contact sheet of the last matches) and q/<query>/<match>/… (the episode).\n\n" +
+		"q/<query>/explain (each term, the episodes still matching after it and what it was read as; the\n" +
+		"query tool's explain=true), q/<query>/sheet.png (a contact sheet of the last matches) and\n" +
+		"q/<query>/<match>/… (the episode).\n\n" +
 		"## Grammar\n\n" + strings.TrimRight(grammar, "\n") + "\n"
 }
