@@ -206,6 +206,7 @@ func (s *server) readme(ctx context.Context) ([]byte, error) {
 		ReadOnlyMine: s.cfg.ReadOnly,
 		Queries:      h.Querier != nil,
 		Views:        h.Viewer != nil,
+		Consolidate:  h.Trees["consolidate"] != nil,
 	}
 	if h.Querier != nil {
 		o.QueryHelp = h.Querier.Grammar()
