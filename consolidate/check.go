@@ -3,7 +3,9 @@ package consolidate
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/harness"
@@ -18,6 +20,7 @@ type CheckReport struct {
 	NoDescription []string   // mine/procedures/FILE of each procedure without a description
 	noDescNames   []string   // their procedure names
 	BadProcedures []string   // procedures that do not load, with why
+	all           []Resolved // every citation, for Under
 }
 
 // Check checks the mine/ of store s, resolving citations with rs (one
@@ -27,7 +30,7 @@ func Check(s *episodes.Store, rs *Resolver) (*CheckReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
-	r := &CheckReport{Citations: len(cs)}
+	r := &CheckReport{Citations: len(cs), all: cs}
 	for _, c := range cs {
 		if c.Missing != "" {
 			r.Missing = append(r.Missing, c)
@@ -47,6 +50,40 @@ func Check(s *episodes.Store, rs *Resolver) (*CheckReport, error) {
 		r.BadProcedures = append(r.BadProcedures, e.Error())
 	}
 	return r, nil
+}
+
+// Under is the part of the report about the file or directory rel of
+// mine/ ("mine/notes.md", "mine/procedures"; "mine" or "" is the whole
+// report): its citations, and the procedures when rel is or holds
+// mine/procedures/ or is inside it.
+func (r *CheckReport) Under(rel string) *CheckReport {
+	rel = strings.Trim(path.Clean("/"+filepath.ToSlash(rel)), "/")
+	if rel == "" || rel == episodes.MineDir {
+		return r
+	}
+	in := func(f string) bool { return f == rel || strings.HasPrefix(f, rel+"/") }
+	out := &CheckReport{}
+	for _, c := range r.all {
+		if in(filepath.ToSlash(c.File)) {
+			out.all = append(out.all, c)
+			out.Citations++
+			if c.Missing != "" {
+				out.Missing = append(out.Missing, c)
+			}
+		}
+	}
+	procs := episodes.MineDir + "/procedures"
+	whole := in(procs) // rel is mine/procedures or holds it
+	for i, f := range r.NoDescription {
+		if whole || in(f) {
+			out.NoDescription = append(out.NoDescription, f)
+			out.noDescNames = append(out.noDescNames, r.noDescNames[i])
+		}
+	}
+	if whole {
+		out.BadProcedures = r.BadProcedures
+	}
+	return out
 }
 
 // Text is the report as `mfmd check` prints it: one line per finding

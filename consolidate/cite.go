@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,18 +19,27 @@ import (
 
 // Citation is one reference to an episode found in a text.
 type Citation struct {
-	File string `json:"file,omitempty"` // relative to the store root
-	Line int    `json:"line"`
-	Text string `json:"text"`           // the matched text
-	Life int    `json:"life,omitempty"` // 0 = the current life
-	ID   string `json:"id,omitempty"`   // ep_NNNNNN, or "" for a step citation
-	Step int64  `json:"step"`           // -1 unless cited by step
+	File   string `json:"file,omitempty"` // relative to the store root
+	Line   int    `json:"line"`
+	Text   string `json:"text"`           // the matched text
+	Life   int    `json:"life,omitempty"` // 0 = the current life
+	ID     string `json:"id,omitempty"`   // ep_NNNNNN, or "" for a step citation
+	Step   int64  `json:"step"`           // -1 unless cited by step
+	StepTo int64  `json:"step_to"`        // the end of a step range ("steps 214-258"), else -1
 }
+
+// stepRangeSep is what may join the two ends of a step range: "-", "–",
+// ".." (spaces around them allowed) or " to ".
+const stepRangeSep = `(?:\s*(?:-|–|\.\.)\s*|\s+to\s+)`
 
 // citeRe recognises, in order of preference: an episode path (optionally
 // in a previous life, optionally followed by a frame), a bare id (ep_123 is
-// ep_000123), "life N step S" and "step S".
-var citeRe = regexp.MustCompile(`(?i)(?:previous/life_(\d{1,6})/)?episodes/(ep_\d{1,12})(?:/frames/\d+\.png)?|\b(ep_\d{1,12})\b|\blife[ _]?(\d{1,6}),?\s+step\s+(\d{1,15})\b|\bstep\s+(\d{1,15})\b`)
+// ep_000123), "life N step S" and "step S", each of the last two also as
+// "steps S" and as a range "steps A-B" ("step A..B", "steps A to B").
+var citeRe = regexp.MustCompile(`(?i)(?:previous/life_(\d{1,6})/)?episodes/(ep_\d{1,12})(?:/frames/\d+\.png)?` +
+	`|\b(ep_\d{1,12})\b` +
+	`|\blife[ _]?(\d{1,6}),?\s+steps?\s+(\d{1,15})(?:` + stepRangeSep + `(\d{1,15}))?\b` +
+	`|\bsteps?\s+(\d{1,15})(?:` + stepRangeSep + `(\d{1,15}))?\b`)
 
 // ParseCitations finds the episode references in text.
 func ParseCitations(text []byte) []Citation {
@@ -42,7 +52,8 @@ func ParseCitations(text []byte) []Citation {
 				}
 				return string(line[m[2*i]:m[2*i+1]])
 			}
-			c := Citation{Line: ln + 1, Text: string(line[m[0]:m[1]]), Step: -1}
+			c := Citation{Line: ln + 1, Text: string(line[m[0]:m[1]]), Step: -1, StepTo: -1}
+			var from, to string
 			switch {
 			case g(2) != "":
 				c.ID = normID(g(2))
@@ -53,12 +64,23 @@ func ParseCitations(text []byte) []Citation {
 				c.ID = normID(g(3))
 			case g(5) != "":
 				c.Life, _ = strconv.Atoi(g(4))
-				c.Step, _ = strconv.ParseInt(g(5), 10, 64)
+				from, to = g(5), g(6)
 			default:
-				c.Step, _ = strconv.ParseInt(g(6), 10, 64)
+				from, to = g(7), g(8)
 			}
-			if c.ID == "" && c.Step < 0 {
-				continue // overflow
+			if c.ID == "" {
+				var err error
+				if c.Step, err = strconv.ParseInt(from, 10, 64); err != nil {
+					continue // overflow
+				}
+				if to != "" {
+					if c.StepTo, err = strconv.ParseInt(to, 10, 64); err != nil {
+						continue
+					}
+					if c.StepTo == c.Step {
+						c.StepTo = -1 // "steps 5-5" is step 5
+					}
+				}
 			}
 			out = append(out, c)
 		}
@@ -74,11 +96,20 @@ func normID(s string) string {
 	return episodes.EpisodeID(n)
 }
 
-// Resolved is a citation with the episode directory it names, or Missing.
+// Resolved is a citation with the episode directories it names, or
+// Missing.
 type Resolved struct {
 	Citation
-	Dir     string `json:"dir,omitempty"` // "episodes/ep_…" or "previous/life_N/episodes/ep_…"
-	Missing string `json:"missing,omitempty"`
+	Dir string `json:"dir,omitempty"` // "episodes/ep_…" or "previous/life_N/episodes/ep_…" (a step range's first)
+	// Dirs are all the episode directories it names: Dir alone, or every
+	// episode a step range covers.
+	Dirs    []string `json:"dirs,omitempty"`
+	Missing string   `json:"missing,omitempty"`
+}
+
+// Names reports whether the citation names the episode directory dir.
+func (r *Resolved) Names(dir string) bool {
+	return slices.Contains(r.Dirs, dir)
 }
 
 // lifeIndex is what resolving a citation needs of one life's index:
@@ -240,6 +271,13 @@ func (rs *Resolver) Citations() ([]Resolved, error) {
 	return out, err
 }
 
+// resolve resolves c against the lives' indexes. An episode covers the
+// steps after its first_step up to its last_step (first_step is the state
+// before its first step), and an initial episode its one step: "step S"
+// names the episode that covers S, and a range "steps A-B", read like an
+// index row's first_step..last_step (from the state at A to the state at
+// B), names every episode covering a step after A up to B, so a row's own
+// first_step-last_step names that episode alone.
 func resolve(c Citation, lives map[int]*lifeIndex, cur int) Resolved {
 	r := Resolved{Citation: c}
 	n := c.Life
@@ -257,16 +295,49 @@ func resolve(c Citation, lives map[int]*lifeIndex, cur int) Resolved {
 			return r
 		}
 		r.Dir = dirOf(li, c.ID)
+		r.Dirs = []string{r.Dir}
+		return r
+	}
+	if c.StepTo < 0 {
+		for _, row := range li.ranges {
+			if row.covers(c.Step) {
+				r.Dir = dirOf(li, row.id)
+				r.Dirs = []string{r.Dir}
+				return r
+			}
+		}
+		r.Missing = fmt.Sprintf("no episode of life %d covers step %d", n, c.Step)
+		return r
+	}
+	if c.StepTo < c.Step {
+		r.Missing = fmt.Sprintf("steps %d-%d run backwards (write the earlier step first)", c.Step, c.StepTo)
 		return r
 	}
 	for _, row := range li.ranges {
-		if row.first < c.Step && c.Step <= row.last || row.first == c.Step && row.last == c.Step {
-			r.Dir = dirOf(li, row.id)
-			return r
+		if row.overlaps(c.Step, c.StepTo) {
+			r.Dirs = append(r.Dirs, dirOf(li, row.id))
 		}
 	}
-	r.Missing = fmt.Sprintf("no episode of life %d covers step %d", n, c.Step)
+	if len(r.Dirs) == 0 {
+		r.Missing = fmt.Sprintf("no episode of life %d covers a step after %d up to %d", n, c.Step, c.StepTo)
+		return r
+	}
+	r.Dir = r.Dirs[0]
 	return r
+}
+
+// covers reports whether the episode took step s (an initial episode:
+// whether its state is at s).
+func (sr stepRange) covers(s int64) bool {
+	return sr.first < s && s <= sr.last || sr.first == s && sr.last == s
+}
+
+// overlaps reports whether the episode covers a step after a up to b.
+func (sr stepRange) overlaps(a, b int64) bool {
+	if sr.first == sr.last {
+		return a < sr.first && sr.first <= b
+	}
+	return sr.first < b && a < sr.last
 }
 
 // CitedBy lists, one per line, the mine/ files citing the episode at
@@ -286,7 +357,7 @@ func (rs *Resolver) CitedBy(episodeDir string) ([]byte, error) {
 	seen := map[string]bool{}
 	var files []string
 	for _, c := range cs {
-		if c.Dir == want && !seen[c.File] {
+		if c.Names(want) && !seen[c.File] {
 			seen[c.File] = true
 			files = append(files, c.File)
 		}

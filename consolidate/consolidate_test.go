@@ -203,6 +203,9 @@ func FuzzParseCitations(f *testing.F) {
 			if c.ID == "" && c.Step < 0 {
 				t.Fatalf("empty citation %+v", c)
 			}
+			if c.ID != "" && (c.Step >= 0 || c.StepTo >= 0) || c.StepTo >= 0 && c.StepTo == c.Step {
+				t.Fatalf("citation %+v: an id with steps, or a range of one step", c)
+			}
 		}
 	})
 }
@@ -291,5 +294,102 @@ func TestResolverFollowsIndex(t *testing.T) {
 	}
 	if b, err := rs.CitedBy("episodes/ep_000007"); err != nil || string(b) != "mine/more.md\n" {
 		t.Errorf("cited-by of ep_000007 after a new note: %q, %v", b, err)
+	}
+}
+
+// TestStepCitations: "step S" names the episode that took step S, and a
+// range "steps A-B" (read like an index row's first_step..last_step) every
+// episode that took a step after A up to B; cited-by and in:mine follow.
+// In the constructed store ep_N covers first_step N*10 .. last_step N*10+10.
+func TestStepCitations(t *testing.T) {
+	s := constructed(t)
+	tests := []struct {
+		note    string
+		dirs    string // the directories named, space-separated
+		missing string
+	}{
+		{"step 40", "ep_000003", ""},
+		{"step 41", "ep_000004", ""},
+		{"steps 41", "ep_000004", ""},
+		{"steps 30-50", "ep_000003 ep_000004", ""},
+		{"the dig (steps 40-50)", "ep_000004", ""},
+		{"Steps 35..36", "ep_000003", ""},
+		{"steps 40 to 41", "ep_000004", ""},
+		{"steps 40 – 60", "ep_000004 ep_000005", ""},
+		{"steps 31-31", "ep_000003", ""},
+		{"life 1 steps 10-20", "ep_000001", ""},
+		{"life 1, step 20..30", "ep_000002", ""},
+		{"steps 0-0", "ep_000000", ""},
+		{"steps 500-600", "", "no episode of life 1 covers a step after 500 up to 600"},
+		{"steps 50-30", "", "steps 50-30 run backwards"},
+		{"step 500", "", "no episode of life 1 covers step 500"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.note, func(t *testing.T) {
+			if err := os.WriteFile(s.Path("mine", "notes.md"), []byte("- "+tt.note+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := Citations(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) != 1 {
+				t.Fatalf("%d citations %+v, want 1", len(cs), cs)
+			}
+			var dirs []string
+			for _, d := range cs[0].Dirs {
+				dirs = append(dirs, strings.TrimPrefix(d, "episodes/"))
+			}
+			if got := strings.Join(dirs, " "); got != tt.dirs || !strings.Contains(cs[0].Missing, tt.missing) || (tt.missing == "") != (cs[0].Missing == "") {
+				t.Errorf("names %q, missing %q; want %q, %q", got, cs[0].Missing, tt.dirs, tt.missing)
+			}
+			for _, d := range cs[0].Dirs {
+				if b, _ := CitedBy(s, d); string(b) != "mine/notes.md\n" {
+					t.Errorf("%s/cited-by = %q", d, b)
+				}
+			}
+			mine, err := (&Resolver{Store: s}).InMine()(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(mine) != len(cs[0].Dirs) {
+				t.Errorf("in:mine cites %+v, want %v", mine, cs[0].Dirs)
+			}
+		})
+	}
+}
+
+// TestCheckUnder: a report narrowed to a file or directory of mine/
+// counts only its citations, and keeps the procedures only for
+// mine/procedures or what holds it.
+func TestCheckUnder(t *testing.T) {
+	s := constructed(t)
+	os.WriteFile(s.Path("mine", "other.md"), []byte("steps 500-600 and ep_000003\n"), 0o644)
+	os.MkdirAll(s.Path("mine", "procedures"), 0o755)
+	os.WriteFile(s.Path("mine", "procedures", "dig.sh"), []byte("#!/bin/sh\necho '{\"actions\": []}'\n"), 0o755)
+	rep, err := Check(s, &Resolver{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		under                   string
+		citations, missing, nod int
+	}{
+		{"", 6, 2, 1},
+		{"mine", 6, 2, 1},
+		{"mine/", 6, 2, 1},
+		{"mine/notes.md", 4, 1, 0},
+		{"mine/other.md", 2, 1, 0},
+		{"mine/other", 0, 0, 0},
+		{"mine/procedures", 0, 0, 1},
+		{"mine/procedures/dig.sh", 0, 0, 1},
+		{"mine/procedures/other.sh", 0, 0, 0},
+	}
+	for _, tt := range tests {
+		r := rep.Under(tt.under)
+		if r.Citations != tt.citations || len(r.Missing) != tt.missing || len(r.NoDescription) != tt.nod {
+			t.Errorf("Under(%q): %d citations, %d missing, %d without description; want %d, %d, %d\n%s",
+				tt.under, r.Citations, len(r.Missing), len(r.NoDescription), tt.citations, tt.missing, tt.nod, r.Text())
+		}
 	}
 }

@@ -24,7 +24,7 @@ func (rs *Resolver) InMine() index.CiteFunc {
 		blocks := map[string][]string{} // by citing file: each line's block
 		var out []index.Cite
 		for _, r := range cs {
-			if r.Dir == "" {
+			if len(r.Dirs) == 0 {
 				continue // cites an episode that does not exist
 			}
 			bs, ok := blocks[r.File]
@@ -40,7 +40,9 @@ func (rs *Resolver) InMine() index.CiteFunc {
 			if i := r.Line - 1; i >= 0 && i < len(bs) {
 				text = bs[i]
 			}
-			out = append(out, index.Cite{Dir: r.Dir, File: r.File, Line: text})
+			for _, d := range r.Dirs {
+				out = append(out, index.Cite{Dir: d, File: r.File, Line: text})
+			}
 		}
 		return out, ctx.Err()
 	}

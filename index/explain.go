@@ -139,6 +139,9 @@ func (e *explainer) render(text string, lives []episodes.Life, current int, cs [
 				fmt.Fprintf(&b, "    %s\n", h)
 			}
 			k++
+		case t.Key == "" && q.InMine:
+			// the words filter nothing here: they apply to the citing notes
+			fmt.Fprintf(&b, "%s → %d  (with in:mine, words match your notes: applied at in:mine below; %s)\n", t.Text, n, q.Describe(t))
 		case t.Key == "" || t.Key == "r":
 			fmt.Fprintf(&b, "%s → %d  (%s)\n", t.Text, n, q.Describe(t))
 		case t.Key == "agent":
@@ -158,8 +161,16 @@ func (e *explainer) render(text string, lives []episodes.Life, current int, cs [
 				n++
 			}
 		}
-		fmt.Fprintf(&b, "in:mine → %d  (%s; %d citation(s) of existing episodes in mine/, %d episode(s) cited with the words)\n",
-			n, q.Describe(query.Term{Key: "in"}), len(cs), len(cited))
+		words := "none: every citation counts"
+		if len(q.Words) > 0 {
+			var ws []string
+			for _, w := range q.Words {
+				ws = append(ws, strconv.Quote(strings.Join(w, " ")))
+			}
+			words = "the words " + strings.Join(ws, " ")
+		}
+		fmt.Fprintf(&b, "in:mine → %d  (%s, here %s; %d citation(s) of existing episodes in mine/, %d episode(s) cited with the words)\n",
+			n, q.Describe(query.Term{Key: "in"}), words, len(cs), len(cited))
 	}
 	for _, t := range e.terms {
 		if t.Key == "last" {

@@ -43,7 +43,8 @@ func TestExplain(t *testing.T) {
 				"written near:3,4,1 (y second) it would keep 1", "count: 0\n"}},
 		{"tag:nosuch", [][2]string{{"start", "7"}, {"(no life: term)", "5"}, {"tag:nosuch", "0"}}, []string{"tags of the ones before it: broke 2, initial 1, note 1, stuck 1"}},
 		{"y:>100", nil, []string{"the 5 before it have y from -10.0 to 20.0"}},
-		{"in:mine cave", [][2]string{{"start", "7"}, {"(no life: term)", "5"}, {"cave", "5"}, {"in:mine", "1"}}, []string{"the citing paragraph or list item in mine/"}},
+		{"in:mine cave", [][2]string{{"start", "7"}, {"(no life: term)", "5"}, {"cave", "5"}, {"in:mine", "1"}}, []string{"the citing paragraph or list item in mine/",
+			"cave → 5  (with in:mine, words match your notes: applied at in:mine below;", `holding all the words, here the words "cave";`}},
 		{"in:mine river", [][2]string{{"start", "7"}, {"(no life: term)", "5"}, {"river", "5"}, {"in:mine", "0"}}, nil},
 	}
 	for _, tt := range tests {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/harness"
 )
 
 // CheckInput is the check tool's arguments.
@@ -36,6 +36,9 @@ type CheckOutput struct {
 	BadProcedures                []string `json:"bad_procedures,omitempty" jsonschema:"mine/procedures/ scripts whose header cannot be read, with why"`
 }
 
+// check reports what is wrong in mine/ with consolidate.Check, the code
+// behind the mount's mine/.check and mfmd check: the text is that report
+// (for a path, its part of it).
 func (s *server) check(ctx context.Context, _ *mcp.CallToolRequest, in CheckInput) (*mcp.CallToolResult, CheckOutput, error) {
 	out := CheckOutput{Missing: []Finding{}}
 	prefix := ""
@@ -49,41 +52,17 @@ func (s *server) check(ctx context.Context, _ *mcp.CallToolRequest, in CheckInpu
 		}
 		prefix = rel
 	}
-	cs, err := s.cfg.Citations()
+	rep, err := consolidate.Check(s.cfg.Store, s.cfg.Resolver)
 	if err != nil {
-		return nil, out, fmt.Errorf("check: %w", err)
+		return nil, out, err
 	}
-	var text strings.Builder
-	for _, r := range cs {
-		f := filepath.ToSlash(r.File)
-		if prefix != "" && f != prefix && !strings.HasPrefix(f, prefix+"/") {
-			continue
-		}
-		out.Citations++
-		if r.Missing == "" {
-			out.Resolved++
-			continue
-		}
-		out.Missing = append(out.Missing, Finding{File: f, Line: r.Line, Text: r.Text, Problem: r.Missing})
-		fmt.Fprintf(&text, "%s:%d: %q: %s\n", f, r.Line, r.Text, r.Missing)
+	rep = rep.Under(prefix)
+	out.Citations = rep.Citations
+	out.Resolved = rep.Citations - len(rep.Missing)
+	for _, r := range rep.Missing {
+		out.Missing = append(out.Missing, Finding{File: filepath.ToSlash(r.File), Line: r.Line, Text: r.Text, Problem: r.Missing})
 	}
-	if prefix == "" || strings.HasPrefix(episodes.MineDir+"/procedures", prefix) || strings.HasPrefix(prefix, episodes.MineDir+"/procedures") {
-		procs, bad, err := harness.ListProcedures(s.cfg.Store.Path(episodes.MineDir, "procedures"), harness.KindProcedure)
-		if err != nil {
-			return nil, out, fmt.Errorf("check: procedures: %w", err)
-		}
-		for _, p := range procs {
-			if p.Description == "" {
-				name := "mine/procedures/" + filepath.Base(p.Path)
-				out.ProceduresWithoutDescription = append(out.ProceduresWithoutDescription, name)
-				fmt.Fprintf(&text, "%s: procedure %s has no description (want a first comment or docstring line)\n", name, p.Name)
-			}
-		}
-		for _, e := range bad {
-			out.BadProcedures = append(out.BadProcedures, e.Error())
-			fmt.Fprintf(&text, "mine/procedures: %v\n", e)
-		}
-	}
-	fmt.Fprintf(&text, "%d citation(s), %d to missing episodes; %d procedure(s) without a description\n", out.Citations, len(out.Missing), len(out.ProceduresWithoutDescription))
-	return &mcp.CallToolResult{Content: []mcp.Content{textContent(text.String())}}, out, nil
+	out.ProceduresWithoutDescription = rep.NoDescription
+	out.BadProcedures = rep.BadProcedures
+	return &mcp.CallToolResult{Content: []mcp.Content{textContent(string(rep.Text()))}}, out, ctx.Err()
 }

@@ -66,10 +66,20 @@ func testHooks(t testing.TB, s *episodes.Store) mfmfs.Hooks {
 	t.Cleanup(func() { v.Close() })
 	res := &consolidate.Resolver{Store: s}
 	return mfmfs.Hooks{
-		Querier:          &index.Querier{Searcher: index.Scan{Store: s}},
+		Querier:          &index.Querier{Searcher: index.Scan{Store: s}, Cites: res.InMine()},
 		Viewer:           v,
 		CitedBy:          func(ctx context.Context, dir string) ([]byte, error) { return res.CitedBy(dir) },
 		ProcedureCatalog: harness.CatalogFunc(s),
+		Explain: func(ctx context.Context, q string) ([]byte, error) {
+			return index.Explain(ctx, s, q, res.InMine())
+		},
+		Check: func(ctx context.Context) ([]byte, error) {
+			r, err := consolidate.Check(s, res)
+			if err != nil {
+				return nil, err
+			}
+			return r.Text(), nil
+		},
 	}
 }
 

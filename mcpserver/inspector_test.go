@@ -133,6 +133,7 @@ func TestInspectorCLI(t *testing.T) {
 		{name: "edit", args: tool(ToolEdit, "path=mine/notes.md", "old_text=fell", "new_text=fell 13 blocks"), text: "1 replacement"},
 		{name: "write the record", args: tool(ToolWrite, "path=index.jsonl", "content=x"), isError: true, text: "EROFS"},
 		{name: "check", args: tool(ToolCheck), text: "1 citation(s), 0 to missing episodes"},
+		{name: "query explain", args: tool(ToolQuery, "query=near:-69,185,22", "explain=true"), text: "written near:-69,22,185 (y second) it would keep 17"},
 	}
 	run := func(server []string, c inspectorCall) {
 		t.Run(c.name, func(t *testing.T) {

@@ -134,6 +134,13 @@ func (s *server) lookup(ctx context.Context, rel string) (*entry, error) {
 		}
 		return &entry{rel: rel, data: b, gen: true}, nil
 	}
+	if rel == episodes.MineDir+"/.check" && h.Check != nil {
+		b, err := h.Check(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rel, err)
+		}
+		return &entry{rel: rel, data: b, gen: true}, nil
+	}
 	if rel == episodes.MineDir+"/procedures/.catalog" && h.ProcedureCatalog != nil {
 		b, err := h.ProcedureCatalog(ctx)
 		if err != nil {
@@ -275,11 +282,14 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 	switch match {
 	case "":
 		e := &entry{rel: rel, isDir: true, names: []string{"count", "results.jsonl"}}
+		if s.cfg.Hooks.Explain != nil {
+			e.names = append(e.names, content.QueryExplainName)
+		}
 		if s.cfg.Hooks.Viewer != nil {
 			e.names = append(e.names, "sheet.png")
 		}
 		for _, d := range dirs {
-			e.names = append(e.names, matchName(d)+"/")
+			e.names = append(e.names, episodes.MatchName(d)+"/")
 		}
 		return e, nil
 	case "count":
@@ -294,6 +304,14 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 			}
 			return &entry{rel: rel, data: b, gen: true}, nil
 		}
+	case content.QueryExplainName:
+		if tail == "" && s.cfg.Hooks.Explain != nil {
+			b, err := s.cfg.Hooks.Explain(ctx, q)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", rel, err)
+			}
+			return &entry{rel: rel, data: b, gen: true}, nil
+		}
 	case "sheet.png":
 		if tail == "" && s.cfg.Hooks.Viewer != nil {
 			b, err := s.querySheet(ctx, rows, dirs)
@@ -304,12 +322,12 @@ func (s *server) lookupQuery(ctx context.Context, rel, sub string) (*entry, erro
 		}
 	default:
 		for _, d := range dirs {
-			if matchName(d) == match {
+			if episodes.MatchName(d) == match {
 				return s.lookup(ctx, path.Join(d, tail))
 			}
 		}
 	}
-	return nil, notFound(rel, fmt.Sprintf("q/%s/ holds count, results.jsonl, sheet.png and one entry per match (%d)", q, len(rows)))
+	return nil, notFound(rel, fmt.Sprintf("q/%s/ holds count, results.jsonl, explain, sheet.png and one entry per match (%d)", q, len(rows)))
 }
 
 // querySheet renders the contact sheet of the last content.SheetMaxTiles
@@ -320,44 +338,17 @@ func (s *server) querySheet(ctx context.Context, rows [][]byte, dirs []string) (
 	}
 	var frames, labels []string
 	for i := max(0, len(rows)-content.SheetMaxTiles); i < len(rows); i++ {
-		frames = append(frames, frameOf(rows[i], dirs[i]))
-		labels = append(labels, matchName(dirs[i]))
+		frames = append(frames, episodes.FrameOf(rows[i], dirs[i]))
+		labels = append(labels, episodes.MatchName(dirs[i]))
 	}
 	return s.cfg.Hooks.Viewer.Sheet(ctx, frames, labels)
-}
-
-// matchName names a match in q/<query>/ as the mount does: "ep_000123",
-// or "life_1.ep_000004" for an earlier life's.
-func matchName(dir string) string {
-	var parts []string
-	for _, p := range strings.Split(path.Clean(dir), "/") {
-		if p != episodes.EpisodesDir && p != episodes.PreviousDir {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, ".")
-}
-
-// frameOf is the store-relative frame of an index row whose episode
-// directory is dir: the row's image re-rooted like dir, or
-// dir/observation/image.png (as the mount's query sheets).
-func frameOf(row []byte, dir string) string {
-	r, err := episodes.ParseRow(row)
-	if err == nil && r.Image != "" {
-		img := path.Clean(r.Image)
-		if p := path.Clean(r.Path); r.Path != "" && strings.HasPrefix(img, p+"/") {
-			return path.Join(dir, strings.TrimPrefix(img, p+"/"))
-		}
-		if prefix, ok := strings.CutSuffix(path.Clean(dir), path.Clean(r.Path)); ok && r.Path != "" {
-			return path.Join(prefix, img)
-		}
-	}
-	return path.Join(dir, "observation", "image.png")
 }
 
 func queryHelp(grammar string) string {
 	return "# q/ — queries\n\nOver MCP a query is the query tool: query={\"query\": \"tag:stuck last:5\"}.\n" +
 		"The mount's q/<query>/ paths read here too: q/<query>/count, q/<query>/results.jsonl,\n" +
-		"q/<query>/sheet.png (a contact sheet of the last matches) and q/<query>/<match>/… (the episode).\n\n" +
+		"q/<query>/explain (each term, the episodes still matching after it and what it was read as; the\n" +
+		"query tool's explain=true), q/<query>/sheet.png (a contact sheet of the last matches) and\n" +
+		"q/<query>/<match>/… (the episode).\n\n" +
 		"## Grammar\n\n" + strings.TrimRight(grammar, "\n") + "\n"
 }

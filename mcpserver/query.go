@@ -21,6 +21,7 @@ type QueryInput struct {
 	EpisodesPy []string `json:"episodes_py,omitempty" jsonschema:"instead of query: the arguments of the paper's tools/episodes.py, one per element, e.g. [\"--near\", \"-69.4\", \"188.6\", \"--radius\", \"1\", \"--action\", \"pillar_up\"] or [\"--tag\", \"damage\", \"--last\", \"5\"]"`
 	Limit      int      `json:"limit,omitempty" jsonschema:"most rows to return, the most recent ones (default and at most 500); count still says how many matched"`
 	Sheet      bool     `json:"sheet,omitempty" jsonschema:"also return a contact sheet (PNG) of the last 64 matches' frames"`
+	Explain    bool     `json:"explain,omitempty" jsonschema:"also explain the query (the mount's q/<query>/explain): each term in order, how many episodes still matched after it and what it was read as; use it when a count surprises you (0, or too many)"`
 }
 
 // QueryRow is one matching index row.
@@ -35,6 +36,7 @@ type QueryOutput struct {
 	Returned  int        `json:"returned" jsonschema:"how many rows are in rows (the most recent matches)"`
 	Truncated bool       `json:"truncated,omitempty" jsonschema:"more matched than were returned; narrow the query or add last:N"`
 	Rows      []QueryRow `json:"rows" jsonschema:"matching rows, oldest first"`
+	Explain   string     `json:"explain,omitempty" jsonschema:"with explain: each term, the episodes still matching after it and what it was read as"`
 }
 
 func (s *server) query(ctx context.Context, _ *mcp.CallToolRequest, in QueryInput) (*mcp.CallToolResult, QueryOutput, error) {
@@ -45,6 +47,10 @@ func (s *server) query(ctx context.Context, _ *mcp.CallToolRequest, in QueryInpu
 		return nil, out, errors.New("query: give either query (the cue language) or episodes_py (the episodes.py flags), not both")
 	case q == "" && len(in.EpisodesPy) == 0:
 		return nil, out, errors.New("query: give query (e.g. \"tag:stuck last:5\") or episodes_py (e.g. [\"--tag\", \"stuck\", \"--last\", \"5\"])")
+	case in.Explain && len(in.EpisodesPy) > 0:
+		return nil, out, errors.New("query: explain is for the cue language (query), not for episodes_py")
+	case in.Explain && s.cfg.Hooks.Explain == nil:
+		return nil, out, errors.New("query: this server does not explain queries")
 	case in.Limit < 0:
 		return nil, out, fmt.Errorf("query: limit %d is negative; give 1 to %d", in.Limit, s.lim.MaxRows)
 	}
@@ -77,6 +83,15 @@ func (s *server) query(ctx context.Context, _ *mcp.CallToolRequest, in QueryInpu
 	}
 	out.Returned = len(out.Rows)
 	out.Truncated = out.Returned < out.Count
+	if in.Explain {
+		b, err := s.cfg.Hooks.Explain(ctx, q)
+		if err != nil {
+			return nil, out, fmt.Errorf("query %q: explain: %w", q, err)
+		}
+		out.Explain = string(b)
+		text.WriteString("\n")
+		text.Write(b)
+	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{textContent(querySummary(q, out) + text.String())}}
 	if in.Sheet {
 		if s.cfg.Hooks.Viewer == nil {

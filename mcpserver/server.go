@@ -56,9 +56,9 @@ type Config struct {
 	// Renderer draws episodes.py's --sheet and --then-now (nil: the
 	// tool's plain fallback).
 	Renderer episodespy.Renderer
-	// Citations lists mine/'s citations for check (nil:
-	// consolidate.Citations of Store).
-	Citations func() ([]consolidate.Resolved, error)
+	// Resolver resolves mine/'s citations for check (nil: one over
+	// Store); share the mount's to share what it read of the indexes.
+	Resolver *consolidate.Resolver
 	// PlaySockets are where a play session's control socket (mfmd play)
 	// may be, tried in order by act and task on every call: the first a
 	// session answers on is used. None: act and task say how to start one.
@@ -97,9 +97,8 @@ func New(cfg Config) (*mcp.Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Citations == nil {
-		s := cfg.Store
-		cfg.Citations = func() ([]consolidate.Resolved, error) { return consolidate.Citations(s) }
+	if cfg.Resolver == nil {
+		cfg.Resolver = &consolidate.Resolver{Store: cfg.Store}
 	}
 	rr, err := newRealRoots(cfg.Store)
 	if err != nil {
@@ -151,7 +150,7 @@ const (
 )
 
 // briefPreface maps the brief's shell idiom to the tools.
-const briefPreface = `You reach this memory through MCP tools, not a shell. Wherever the brief below names a path under /mfm, use the same path with the read tool (read "index.jsonl" with offset -20 for its last 20 lines; read a directory to list it); a /mfm/q/<query>/ directory is the query tool; an image view or map is the view tool; writing in /mfm/mine/ is write or edit; check verifies the episode ids your notes cite.
+const briefPreface = `You reach this memory through MCP tools, not a shell. Wherever the brief below names a path under /mfm, use the same path with the read tool (read "index.jsonl" with offset -20 for its last 20 lines; read a directory to list it); a /mfm/q/<query>/ directory is the query tool (explain=true for its explain file); an image view or map is the view tool; writing in /mfm/mine/ is write or edit; check verifies the episode ids your notes cite.
 
 `
 
@@ -207,6 +206,7 @@ func (s *server) readme(ctx context.Context) ([]byte, error) {
 		ReadOnlyMine: s.cfg.ReadOnly,
 		Queries:      h.Querier != nil,
 		Views:        h.Viewer != nil,
+		Consolidate:  h.Trees["consolidate"] != nil,
 	}
 	if h.Querier != nil {
 		o.QueryHelp = h.Querier.Grammar()

@@ -72,7 +72,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		Store:       store,
 		Hooks:       hooks,
 		Renderer:    view.NewFiles(view.DefaultLimits()),
-		Citations:   func() ([]consolidate.Resolved, error) { return resolver.Citations() },
+		Resolver:    resolver,
 		ReadOnly:    *readOnly,
 		Limits:      lim,
 		Logger:      slog.Default(),

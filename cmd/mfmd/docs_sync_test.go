@@ -37,8 +37,20 @@ func recordOne(t *testing.T) *episodes.Store {
 		t.Fatal(err)
 	}
 	r.Begin(harness.Call{Kind: "go_to", Args: []harness.Arg{{Name: "x", Value: 3}}, Budget: 10})
-	r.Step(harness.Step{Action: map[string]any{"forward": 1}, State: st(1, 1, 1), Frame: img})
-	r.Step(harness.Step{Action: map[string]any{"forward": 1}, State: st(2, 3, 2), Events: []string{"hurt fall 3"}, Frame: img})
+	hurt := st(2, 3, 2)
+	hurt.Health = 17
+	stopped := hurt
+	stopped.Step = 3
+	for _, step := range []harness.Step{
+		{Action: map[string]any{"forward": 1}, State: st(1, 1, 1), Frame: img},
+		{Action: map[string]any{"forward": 1}, State: hurt, Events: []string{"hurt fall 3"}, Frame: img,
+			Cells: []harness.Cell{{X: 3, Y: 9, Z: 5, Kind: "placed", Item: "dirt"}}},
+		{Action: map[string]any{"forward": 1}, State: stopped, Events: []string{"open chest"}, Frame: img},
+	} {
+		if err := r.Step(step); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r.Note("go_to: arrived")
 	if _, err := r.End(); err != nil {
 		t.Fatal(err)
@@ -85,11 +97,13 @@ func jsonKeys(t *testing.T, file, sub string) []string {
 	return out
 }
 
-// TestDocsFollowTheCode: every field the recorder writes in an index row
-// and in steps.jsonl (with the state under .state and the position under
-// .state.pos), and every top-level entry of the mount, is documented in
-// the mount's generated README.md, in the agent brief (AGENTS.md) and in
-// docs/ (STORE.md for files, MOUNT.md for the mount).
+// TestDocsFollowTheCode: every field the recorder writes in an index row,
+// in steps.jsonl (with the state under .state and the position under
+// .state.pos) and in grid.jsonl, every grid kind, and every top-level
+// entry of the mount, is documented in the mount's generated README.md,
+// in the agent brief (AGENTS.md) and in docs/ (STORE.md for files,
+// MOUNT.md for the mount); every entry of consolidate/ in README.md and
+// AGENTS.md; and what they say of first_step and steps.jsonl holds.
 func TestDocsFollowTheCode(t *testing.T) {
 	canMountView(t)
 	s := recordOne(t)
@@ -137,6 +151,55 @@ func TestDocsFollowTheCode(t *testing.T) {
 		t.Error("README.md or AGENTS.md does not say the position is under .state.pos in steps.jsonl")
 	}
 
+	// grid.jsonl: every kind the recorder wrote, and every field.
+	var kinds []string
+	if _, err := episodes.ReadGrid(s.Path(episodes.GridFileName), 0, func(g episodes.GridRow) error {
+		if !slices.Contains(kinds, g.Kind) {
+			kinds = append(kinds, g.Kind)
+		}
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(kinds)
+	if want := []string{"blocked", "hazard", "opened", "placed", "walked"}; !slices.Equal(kinds, want) {
+		t.Fatalf("the recorder wrote grid kinds %v, want %v", kinds, want)
+	}
+	gridDocs := map[string]string{"README.md": readme, "AGENTS.md": brief, "docs/STORE.md": store}
+	for what, keys := range map[string][]string{"grid kind": kinds, "grid.jsonl field": jsonKeys(t, s.Path(episodes.GridFileName), "")} {
+		for _, k := range keys {
+			for name, text := range gridDocs {
+				if !field(text, k) {
+					t.Errorf("%s %q is not documented in %s", what, k, name)
+				}
+			}
+		}
+	}
+
+	// first_step is the state before the episode's first step: steps.jsonl
+	// starts at first_step+1 and ends at last_step, as the docs say.
+	var row episodes.Row
+	if _, err := episodes.ReadRows(s.Path(episodes.IndexFileName), 0, func(r episodes.Row, _ episodes.Line) error {
+		if r.ID == "ep_000001" {
+			row = r
+		}
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var steps []int64
+	if err := episodes.ScanSteps(ep, func(st episodes.Step) error { steps = append(steps, st.Step); return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) == 0 || steps[0] != row.FirstStep+1 || steps[len(steps)-1] != row.LastStep {
+		t.Errorf("steps.jsonl runs %v, first_step %d, last_step %d: the docs say first_step+1 … last_step", steps, row.FirstStep, row.LastStep)
+	}
+	for name, text := range map[string]string{"README.md": readme, "AGENTS.md": brief, "docs/STORE.md": store} {
+		if !strings.Contains(text, "`first_step`+1") || !strings.Contains(text, "`state/state.json`") && name != "docs/STORE.md" {
+			t.Errorf("%s does not say steps.jsonl begins at `first_step`+1, after state/state.json", name)
+		}
+	}
+
 	ents, err := os.ReadDir(mnt)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +222,23 @@ func TestDocsFollowTheCode(t *testing.T) {
 			t.Errorf("top-level entry %q is not in docs/MOUNT.md", n)
 		}
 	}
-	for _, want := range []string{"mine/.check", "cited-by", "explain", "may be empty at first", "consolidate/"} {
+	cons, err := os.ReadDir(filepath.Join(mnt, "consolidate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cons) < 5 {
+		t.Fatalf("consolidate/ lists only %v", cons)
+	}
+	for _, e := range cons {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		if !strings.Contains(readme, "`"+n) || !strings.Contains(brief, "`"+n) {
+			t.Errorf("consolidate/%s is not described in both README.md and AGENTS.md", n)
+		}
+	}
+	for _, want := range []string{"mine/.check", "cited-by", "explain", "may be empty at first", "consolidate/", "consolidate/retrieve/", "steps A-B"} {
 		if !strings.Contains(readme, want) || !strings.Contains(brief, want) {
 			t.Errorf("README.md and AGENTS.md should both say %q", want)
 		}

@@ -65,7 +65,7 @@ type QueryResult struct {
 func newQueryResult(rows [][]byte, dirs []string) *QueryResult {
 	r := &QueryResult{rows: rows, dirs: dirs, names: make([]string, len(dirs)), links: map[string]string{}}
 	for i, d := range dirs {
-		name := matchName(d)
+		name := episodes.MatchName(d)
 		if name == "" || r.links[name] != "" {
 			continue
 		}
@@ -94,24 +94,6 @@ func (r *QueryResult) bytes() int64 {
 	r.sheetMu.Lock()
 	defer r.sheetMu.Unlock()
 	return r.size + int64(len(r.sheet))
-}
-
-// matchName is the entry name of a match in q/<query>/: the episode id
-// for the current life ("episodes/ep_000123" -> "ep_000123"), prefixed
-// by the life for an earlier one ("previous/life_1/episodes/ep_000004" ->
-// "life_1.ep_000004"); "" for a directory outside the store.
-func matchName(dir string) string {
-	dir = path.Clean(strings.Trim(dir, "/"))
-	if dir == "." || strings.HasPrefix(dir, "..") {
-		return ""
-	}
-	var parts []string
-	for _, p := range strings.Split(dir, "/") {
-		if p != episodes.EpisodesDir && p != episodes.PreviousDir {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, ".")
 }
 
 // Results is results.jsonl: the matching rows verbatim, one per line.
@@ -150,10 +132,10 @@ func (r *QueryResult) Link(name string) (string, bool) {
 func (r *QueryResult) sheetInputs() (frames, labels []string) {
 	start := max(0, len(r.rows)-SheetMaxTiles)
 	for i := start; i < len(r.rows); i++ {
-		frames = append(frames, frameOf(r.rows[i], r.dirs[i]))
+		frames = append(frames, episodes.FrameOf(r.rows[i], r.dirs[i]))
 		label := r.names[i]
 		if label == "" {
-			label = matchName(r.dirs[i])
+			label = episodes.MatchName(r.dirs[i])
 		}
 		labels = append(labels, label)
 	}
@@ -187,23 +169,6 @@ func (r *QueryResult) Sheet(ctx context.Context, timeout time.Duration, render f
 		r.sheet, r.sheetErr, r.sheetDone = b, err, true
 	}
 	return r.sheet, r.sheetErr
-}
-
-// frameOf is the store-relative frame of an index row whose episode
-// directory is dir: the row's image, re-rooted like dir (rows of earlier
-// lives are relative to their life), or dir/observation/image.png.
-func frameOf(row []byte, dir string) string {
-	r, err := episodes.ParseRow(row)
-	if err == nil && r.Image != "" {
-		img := path.Clean(r.Image)
-		if p := path.Clean(r.Path); r.Path != "" && strings.HasPrefix(img, p+"/") {
-			return path.Join(dir, strings.TrimPrefix(img, p+"/"))
-		}
-		if prefix, ok := strings.CutSuffix(path.Clean(dir), path.Clean(r.Path)); ok && r.Path != "" {
-			return path.Join(prefix, img)
-		}
-	}
-	return path.Join(dir, "observation", "image.png")
 }
 
 // QueryFunc runs one query: the matching index rows and their episode

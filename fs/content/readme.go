@@ -107,7 +107,7 @@ func (r *readme) whatIsHere() {
 	r.p("| path | what | access |\n| --- | --- | --- |\n")
 	r.p("| `README.md` | this guide, with live counts | read |\n")
 	r.p("| `index.jsonl` | one JSON row per completed episode (fields below) | read, grows |\n")
-	r.p("| `grid.jsonl` | cells you interacted with: `{\"cell\": [x, y, z], \"kind\": walked/placed/opened/blocked/hazard…, \"step\": N, \"episode\": id}` (`hazard` rows add `cause` and `amount`, `placed` rows `item`) | read, grows |\n")
+	r.p("| `grid.jsonl` | cells you interacted with, one row each: `{\"cell\": [x, y, z], \"kind\": …, \"step\": N, \"episode\": id}`; the kinds and what their cell is are below | read, grows |\n")
 	r.p("| `logs.txt` | the turn log: `[STATE] [EVENT] [NOTE] [INV] [PLAN]` lines | read, grows |\n")
 	r.p("| `episodes/ep_NNNNNN/` | one episode: `action.json`, `outcome.json`, `state/state.json`, `observation/image.png` (the frame), optional `frames/` and `steps.jsonl` (below), and `cited-by` | read |\n")
 	r.p("| `episodes/ep_NNNNNN/cited-by` | the files of `mine/` whose notes cite this episode, one per line (empty when none) | read |\n")
@@ -118,7 +118,7 @@ func (r *readme) whatIsHere() {
 	} else {
 		r.p("| `mine/` | your notes: `notes.md`, `GUIDE.md`, `working.md`, `digest.md`, `procedures/`, `reflexes/` — cite episode ids; it may be empty at first: create the files | **read and write** |\n")
 	}
-	r.p("| `mine/.check` | regenerated on every read: each citation in `mine/` of an episode that does not exist (file and line), each procedure without a description; not listed by `ls` | read |\n")
+	r.p("| `mine/.check` | regenerated on every read: each citation in `mine/` that names no episode (file and line; citations are below, under Writing), each procedure without a description, then the counts; not listed by `ls` | read |\n")
 	r.p("| `mine/procedures/.catalog` | your procedures with their descriptions and calls; not listed by `ls` | read |\n")
 	if r.o.Queries {
 		r.p("| `q/<query>/` | a search: `results.jsonl`, `count`, `explain`, `sheet.png`, one link per matching episode | read |\n")
@@ -127,7 +127,7 @@ func (r *readme) whatIsHere() {
 		r.p("| `map/…` | top-down maps of `grid.jsonl` (rendered on demand; not listed) | read |\n")
 	}
 	if r.o.Consolidate {
-		r.p("| `consolidate/` | derived on read from the record and `mine/`: `digest.md` (what worked and failed, by call), `feedback.jsonl` (one judgement per episode: moved, inventory change, success, failure), `candidates/` (proposed skills and remedies, each `.md` and `.json`, citing episodes), `knowledge.json` (the knowledge store), `usage.jsonl` (what was read) | read |\n")
+		r.p("| `consolidate/` | derived on read from the record and `mine/` (below, under Consolidation): `digest.md`, `feedback.jsonl`, `candidates/`, `knowledge.json`, `retrieve/<context>`, `usage.jsonl` | read |\n")
 	}
 	r.p("| `.errors` | the latest failed requests with their full messages, newest first; not listed | read |\n")
 	r.p("\n")
@@ -139,7 +139,10 @@ func (r *readme) files() {
 	r.p("## Inside the files\n\n")
 	r.p("`index.jsonl` rows (`jq -c '{id, summary, events}' index.jsonl`):\n\n")
 	r.p("- `id` (`ep_000123`), `path` (its directory), `image` (its frame), `kind` (`episode` or `initial`)\n")
-	r.p("- `first_step`, `last_step`: the steps it covers; `time`: when it was recorded (RFC 3339)\n")
+	r.p("- `first_step`: the step of the state it starts from, before its action (`state/state.json` and\n")
+	r.p("  `observation/image.png` show it; it is the previous episode's `last_step`); `last_step`: the step\n")
+	r.p("  of its last state (`outcome.json`'s `end_state`). It took the steps `first_step`+1 … `last_step`.\n")
+	r.p("- `time`: when it was recorded (RFC 3339)\n")
 	r.p("- `action_kind` (`go_to`, `pillar_up`, …) and `summary` (`[ACTION] go_to(…) -> 42 ticks: moved 3.1, …`)\n")
 	r.p("- `tags`: `stuck`, `damage`, `death`, `broke`, `placed`, `inventory_changed`, `milestone`, `note`, `initial`\n")
 	r.p("- `events`: the game's event lines during it (`hurt fall 10`, `mine_block dirt +1`)\n")
@@ -147,14 +150,52 @@ func (r *readme) files() {
 	r.p("- `x`, `y`, `z`: where it started (`y` is the height); `gui_open`: an inventory or other window was open\n")
 	r.p("- `life`: the life it belongs to; `inventory_delta`: items gained (+) and spent (-)\n")
 	r.p("- `attachment`, `observation_hash`: always null (kept for the paper's tools)\n\n")
-	r.p("`episodes/ep_NNNNNN/steps.jsonl` has one line per step: `step`, `action` (keys and mouse),\n")
-	r.p("`events`, `frame` (`frames/000123.png`, when recorded) and `state`. The state is under `.state`,\n")
+	r.p("`episodes/ep_NNNNNN/steps.jsonl` (when frames were recorded) has one line per step the episode\n")
+	r.p("took, in order, so its first line is step `first_step`+1 and its last `last_step`: `step` (the\n")
+	r.p("number), `action` (the keys and mouse sent), `events` (the game's event lines at that step),\n")
+	r.p("`frame` (`frames/000123.png`, the view after it) and `state` (the state after it). The state is under `.state`,\n")
 	r.p("as in `state/state.json` and `now/state.json`: `.state.pos` (`x`, `y`, `z`, `yaw`, `pitch`),\n")
 	r.p("`.state.inventory`, `.state.vitals` (`health`, …), `.state.gui_open`, `.state.step`,\n")
 	r.p("`.state.milestones`, and what the game adds (Luanti: `mainhand`, `pointed`, `below`, `time_of_day`).\n\n")
 	ep := firstNonEmpty(r.lastID, "ep_000001")
 	r.p("```sh\njq -c '[.step, .state.pos.y, .state.vitals.health]' %s/episodes/%s/steps.jsonl   # height and health per step\n", r.mnt, ep)
 	r.p("jq -c '{moved, descended, damage, events, inventory_delta}' %s/episodes/%s/outcome.json\n```\n\n", r.mnt, ep)
+	r.grid()
+	if r.o.Consolidate {
+		r.consolidate()
+	}
+}
+
+// grid is the part of "## Inside the files" about grid.jsonl: each kind
+// and what its cell is, as the recorder derives them.
+func (r *readme) grid() {
+	r.p("`grid.jsonl` rows: `cell` (a block, [x, y, z] with y the height), `kind`, `step` (the step after\n")
+	r.p("which it held) and `episode` (the episode that took that step). By kind, the cell is:\n\n")
+	r.p("- `walked`: the block you stood in after the step; a row each time it changed\n")
+	r.p("- `blocked`: the block one ahead of you (where you faced, at your height) at a step that tried\n")
+	r.p("  to move and did not, or the block the game said stopped you\n")
+	r.p("- `hazard`: the block you were in when your health dropped: for a fall, where you landed, not\n")
+	r.p("  where the episode started; with `amount` (health lost) and `cause` (`fall`, `lava`, …)\n")
+	r.p("- `placed`: the block you placed, with `item`; `opened`: the block you opened (a door, a chest)\n")
+	r.p("- other kinds a game reports (`water`) as it reports them\n\n")
+	r.p("`placed` and `opened` rows, and `blocked` rows the game reported, add `pose`: where you stood\n")
+	r.p("and looked.\n\n")
+}
+
+// consolidate is "## Consolidation": what consolidate/ holds.
+func (r *readme) consolidate() {
+	r.p("## Consolidation\n\n")
+	r.p("`consolidate/` is derived on every read from the record and `mine/` (nothing in it is written by\n")
+	r.p("hand; reading changes nothing but `usage.jsonl`):\n\n")
+	r.p("- `digest.md`: what worked and failed since the last consolidation, by call, each line citing episodes\n")
+	r.p("- `feedback.jsonl`: one judgement per episode (`call`, `moved`, `inventory_delta`, `success`, `failure`, …)\n")
+	r.p("- `candidates/<id>.md` and `<id>.json`: proposed skills and remedies, accepted or rejected (with why), citing episodes\n")
+	r.p("- `knowledge.json`: the knowledge store: the accepted entries with their triggers and confidence\n")
+	r.p("- `retrieve/<context>`: the accepted entries that fit a situation, most relevant first, within a\n")
+	r.p("  budget of tokens; `retrieve/` lists nothing, open a context by name:\n")
+	r.p("  `cat '%s/consolidate/retrieve/call=go_to,failure=NAV_STUCK,budget=300'`\n", r.mnt)
+	r.p("  (keys `subgoal`, `call`, `failure`, `item`, `gui_open`, and `budget`, default 400)\n")
+	r.p("- `usage.jsonl`: each retrieval: when, the context and the entries it returned\n\n")
 }
 
 // search is "## Search": shell examples with this store's ids, then q/.
@@ -204,6 +245,8 @@ func (r *readme) queries() {
 	r.p("When a count surprises you (0, or too many), read `q/<query>/explain`: each term in order,\n")
 	r.p("how many episodes were still matching after it and what it was read as\n")
 	r.p("(`near:-69,185,22 → 0  (near: x=-69 y=185 z=22 r=6 …)`: near:X,Y,Z puts the height second).\n")
+	r.p("With `in:mine` the words match the note citing an episode (its paragraph or list item in\n")
+	r.p("`mine/`), not the index row: explain shows them applied at the `in:mine` line.\n")
 	r.p("A bad query fails with \"Invalid argument\": `cat %s/.errors` says why (see Errors).\n\n", mnt)
 	if r.o.QueryHelp != "" {
 		r.p("Query grammar:\n\n```\n%s\n```\n\n", strings.TrimRight(r.o.QueryHelp, "\n"))
@@ -249,7 +292,14 @@ func (r *readme) writing() {
 	r.p("renames all work). Keep facts in `mine/notes.md`, guidance in `mine/GUIDE.md`, the current\n")
 	r.p("plan in `mine/working.md`; cite the episodes behind each note by id (e.g. `%s`).\n", firstNonEmpty(r.lastID, "ep_000001"))
 	r.p("Everything else is the record: writes there fail with \"Read-only file system\" (EROFS) and\n")
-	r.p("change nothing. `cat %s/mine/.check` lists citations of episodes that do not exist.\n\n", r.mnt)
+	r.p("change nothing.\n\n")
+	r.p("A citation in `mine/` is an episode id (`ep_000044`, or `ep_44`), an episode path\n")
+	r.p("(`episodes/ep_000044`, `previous/life_1/episodes/ep_000004`), `step S` (the episode that took\n")
+	r.p("step S) or a step range `steps A-B` (also `A..B`, `A to B`: every episode that took a step after A\n")
+	r.p("up to B, read as an index row's `first_step`-`last_step`, so `steps 605-615` cites the episode\n")
+	r.p("with those two fields alone); `life N step S` and `life N steps A-B` for an earlier life.\n")
+	r.p("`cat %s/mine/.check` lists each citation that names no episode; `episodes/<id>/cited-by` lists\n", r.mnt)
+	r.p("the files citing an episode, and the query term `in:mine` finds the episodes your notes cite.\n\n")
 }
 
 // errors is "## Errors": how failed requests are reported.

@@ -1,4 +1,4 @@
-package content
+package episodes
 
 import "testing"
 
@@ -10,8 +10,8 @@ func TestMatchName(t *testing.T) {
 		{"../x", ""},
 		{"", ""},
 	} {
-		if got := matchName(c.dir); got != c.want {
-			t.Errorf("matchName(%q) = %q, want %q", c.dir, got, c.want)
+		if got := MatchName(c.dir); got != c.want {
+			t.Errorf("MatchName(%q) = %q, want %q", c.dir, got, c.want)
 		}
 	}
 }
@@ -23,8 +23,8 @@ func TestFrameOf(t *testing.T) {
 		{`{"id":"ep_000005","path":"episodes/ep_000005","image":null}`, "episodes/ep_000005", "episodes/ep_000005/observation/image.png"},
 		{`not json`, "episodes/ep_000006", "episodes/ep_000006/observation/image.png"},
 	} {
-		if got := frameOf([]byte(c.row), c.dir); got != c.want {
-			t.Errorf("frameOf(%s, %s) = %q, want %q", c.row, c.dir, got, c.want)
+		if got := FrameOf([]byte(c.row), c.dir); got != c.want {
+			t.Errorf("FrameOf(%s, %s) = %q, want %q", c.row, c.dir, got, c.want)
 		}
 	}
 }
