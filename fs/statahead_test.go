@@ -176,8 +176,15 @@ func TestStatAheadListing(t *testing.T) {
 	}
 	want, none := list(1 << 30)
 	got, hits := list(256)
-	if none != 0 || hits < 1000 {
-		t.Errorf("lookups from stats taken ahead: %d with stat-ahead, %d without; want most of 1,500 and 0", hits, none)
+	// With one P the stat-ahead goroutine runs only when a lookup yields,
+	// so how many stats are ready first depends on the scheduler: there
+	// it must run at all; with more it must serve most lookups.
+	least := 1000
+	if runtime.GOMAXPROCS(0) == 1 {
+		least = 1
+	}
+	if none != 0 || hits < int64(least) {
+		t.Errorf("lookups from stats taken ahead: %d with stat-ahead, %d without; want at least %d of 1,500 and 0", hits, none, least)
 	}
 	if got != want {
 		t.Errorf("ls -lin with stat-ahead differs from without:\n%s\nwant\n%s", firstDiff(got, want), firstDiff(want, got))
