@@ -262,7 +262,13 @@ func (rs *Resolver) Citations() ([]Resolved, error) {
 			return nil // binary
 		}
 		rel, _ := filepath.Rel(s.Root, p)
-		for _, c := range ParseCitations(b) {
+		cs := ParseCitations(b)
+		if filepath.ToSlash(rel) == KnowledgeFile {
+			if kc, ok := knowledgeCitations(b); ok {
+				cs = kc
+			}
+		}
+		for _, c := range cs {
 			c.File = filepath.ToSlash(rel)
 			out = append(out, resolve(c, lives, cur))
 		}
@@ -368,4 +374,31 @@ func (rs *Resolver) CitedBy(episodeDir string) ([]byte, error) {
 		b.WriteString(f + "\n")
 	}
 	return b.Bytes(), nil
+}
+
+// knowledgeCitations are the evidence episodes of the knowledge store K
+// (knowledge.json): each entry's support names its episode with its life
+// ({"life": 1, "id": "ep_000009", "previous": true}), so an id there is not
+// the current life's, as a bare id in a note is. Each citation keeps the
+// line of its "id"; false when b is not K's JSON (it is then read as text).
+func knowledgeCitations(b []byte) ([]Citation, bool) {
+	k, err := ParseK(b, KnowledgeFile)
+	if err != nil {
+		return nil, false
+	}
+	var refs []Citation
+	for _, e := range k.Entries {
+		for _, r := range e.Support {
+			refs = append(refs, Citation{Text: fmt.Sprintf("%s: life %d %s", e.ID, r.Life, r.ID),
+				Life: r.Life, ID: normID(r.ID), Step: -1, StepTo: -1})
+		}
+	}
+	next := 0
+	for ln, line := range bytes.Split(b, []byte("\n")) {
+		if next < len(refs) && bytes.Contains(line, []byte(`"id": "`+refs[next].ID+`"`)) {
+			refs[next].Line = ln + 1
+			next++
+		}
+	}
+	return refs, true
 }
