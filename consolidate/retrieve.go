@@ -189,22 +189,7 @@ func LogUsage(s *episodes.Store, ctx Context, got []Candidate, via string, now t
 	for _, c := range got {
 		rec.IDs = append(rec.IDs, c.ID)
 	}
-	j, _ := json.Marshal(rec)
-	if err := os.MkdirAll(s.Path(Dir), 0o755); err != nil {
-		return fmt.Errorf("usage: %w", err)
-	}
-	f, err := os.OpenFile(s.Path(filepath.FromSlash(UsageFile)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("usage: %w", err)
-	}
-	_, err = f.Write(append(j, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("usage: %w", err)
-	}
-	return nil
+	return appendUsage(s, rec)
 }
 
 // ReadUsage reads usage.jsonl (none if absent; a torn or foreign line is skipped).

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mfm-project/mfm/luanti"
 	"github.com/mfm-project/mfm/play"
 	"github.com/mfm-project/mfm/task"
 )
@@ -18,15 +17,7 @@ import (
 // initial state shows, and crafts the planks from it. Under CI=true a
 // missing game fails the test.
 func TestPlayKitLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live game: not in -short")
-	}
-	if err := luanti.Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI: the live game must run: %v", err)
-		}
-		t.Skip(err)
-	}
+	requireLiveGame(t)
 	mfmdOnPath(t)
 	const taskFile = "../../tasks/probe-planks.json"
 	dir := t.TempDir()

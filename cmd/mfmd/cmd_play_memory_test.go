@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mfm-project/mfm/luanti"
 	"github.com/mfm-project/mfm/play"
 	"github.com/mfm-project/mfm/task"
 )
@@ -79,15 +78,7 @@ func lastLine(s string) string {
 // run.json, checked against the logged state); the run with memory must
 // take fewer. Under CI=true a missing game fails the test.
 func TestPlayMemoryGoBack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live game: not in -short")
-	}
-	if err := luanti.Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI: the live game must run: %v", err)
-		}
-		t.Skip(err)
-	}
+	requireLiveGame(t)
 	mfmdOnPath(t)
 	withMemory := playGoBack(t, "memory", "--notes --procedure")
 	without := playGoBack(t, "empty-mine", "--notes --procedure --empty-mine")

@@ -226,15 +226,7 @@ func TestActCommand(t *testing.T) {
 // agent acts through mfmd act once per turn; run.json must agree with the
 // logged state. Under CI=true a missing game fails the test.
 func TestPlayLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live game: not in -short")
-	}
-	if err := luanti.Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI: the live game must run: %v", err)
-		}
-		t.Skip(err)
-	}
+	requireLiveGame(t)
 	mfmdOnPath(t)
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
@@ -501,5 +493,20 @@ func TestPlayLingerMount(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(after, " "), "note-write:/mine/notes.md") {
 		t.Errorf("reads_after: %v", after)
+	}
+}
+
+// requireLiveGame skips a live-game test in -short mode or without the
+// game; under CI=true a missing game fails it instead.
+func requireLiveGame(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("live game: not in -short")
+	}
+	if err := luanti.Available(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI: the live game must run: %v", err)
+		}
+		t.Skip(err)
 	}
 }
