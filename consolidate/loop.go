@@ -135,8 +135,9 @@ type Offer struct {
 	Prompt string `json:"-"`
 }
 
-// notEnough finds the item a failure note says is missing.
-var notEnough = regexp.MustCompile(`(?i)\b(?:not enough|no|need(?:s)?|missing|without(?: a| an)?)\s+([a-z][a-z0-9_:]*)`)
+// notEnough finds the item a failure note says is missing ("not enough
+// stick", "missing 2 stick": the craft atoms give the count).
+var notEnough = regexp.MustCompile(`(?i)\b(?:not enough|no|need(?:s)?|missing|without(?: a| an)?)\s+(?:\d+\s+)?([a-z][a-z0-9_:]*)`)
 
 // missingItem is the item a note says is missing ("" when none).
 func missingItem(note string) string {

@@ -547,7 +547,12 @@ func itemAimed(item string, aimed []string) bool {
 
 var missingToolWords = []string{"missing tool", "no tool", "requires a", "need a pickaxe", "without a pickaxe", "not in inventory", "no pickaxe", "missing item", "not enough"}
 
-func missingTool(text string) bool { return anyWord(text, missingToolWords) }
+// missingCount is the craft atoms' "missing 2 stick" (the game's and the sim's).
+var missingCount = regexp.MustCompile(`\bmissing \d+ [a-z]`)
+
+func missingTool(text string) bool {
+	return anyWord(text, missingToolWords) || missingCount.MatchString(text)
+}
 
 func anyWord(text string, words []string) bool {
 	for _, w := range words {

@@ -204,7 +204,7 @@ func TestPlayAdaptorLLMSuffix(t *testing.T) {
 		t.Errorf("block 1:\n%s", b1)
 	}
 	for _, want := range []string{consolidate.PromptAdapt, "Task goal: craft a wooden pickaxe", "Current subgoal: log", "- craft(item=wood) [failed]",
-		`Frozen prefix: []`, `- temporary: craft ended in MISSING_TOOL ("craft: not enough tree (need 1, have 0)")`, "KNOWN CALLS: craft, dig_down, go_to, look_abs, mine_ahead, wait"} {
+		`Frozen prefix: []`, `- temporary: craft ended in MISSING_TOOL ("craft: missing 1 tree (one run takes 1 tree → 4 wood)")`, "KNOWN CALLS: craft, dig_down, go_to, look_abs, mine_ahead, wait"} {
 		if !strings.Contains(string(p1), want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, p1)
 		}
