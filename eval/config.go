@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mfm-project/mfm/audit"
 )
 
 // Transfer conditions (MC-EvoBench appendix D).
@@ -79,9 +81,17 @@ type Config struct {
 	AgentTimeout string `json:"agent_timeout"`
 	// MaxTurns stops a run after this many turns (0: none).
 	MaxTurns int `json:"max_turns"`
+	// Chain is the target's audit chain (docs/AUDIT.md), relative to the
+	// config file: each target run is scored with audit.Score on its
+	// store. Empty: the report's TSR is the run.json milestone share and
+	// WGP and VMP are not computed.
+	Chain string `json:"chain"`
 
 	// dir is the config file's directory.
 	dir string
+	// chain is Chain loaded, chainSHA the sha256 of its file.
+	chain    *audit.Chain
+	chainSHA string
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -100,6 +110,9 @@ func ParseConfig(data []byte, dir string) (*Config, error) {
 	}
 	c.dir = dir
 	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("eval config: %w", err)
+	}
+	if err := c.loadChain(); err != nil {
 		return nil, fmt.Errorf("eval config: %w", err)
 	}
 	return &c, nil

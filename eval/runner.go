@@ -84,8 +84,11 @@ type Result struct {
 	Artifact string    `json:"artifact,omitempty"` // a source's frozen mine/, relative to Out
 	// Provenance of a target run; for a source, its artifact's hash.
 	Provenance Provenance `json:"provenance"`
-	Started    string     `json:"started"`
-	Seconds    float64    `json:"seconds"`
+	// Audit is a target run's scores against the config's chain, taken
+	// on its store when it finished (nil without a chain).
+	Audit   *RunAudit `json:"audit,omitempty"`
+	Started string    `json:"started"`
+	Seconds float64   `json:"seconds"`
 }
 
 // Run runs every unit not finished yet, in plan order, and returns the
@@ -223,6 +226,7 @@ func (r *Runner) runUnit(ctx context.Context, u Unit, done map[string]Result) (*
 				return nil, err
 			}
 		}
+		res.Audit = c.scoreStore(u.Arm(), storeDir)
 	}
 	res.Seconds = r.Now().Sub(start).Seconds()
 	return res, r.writeResult(dir, res)
