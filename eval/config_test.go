@@ -36,6 +36,8 @@ func TestParseConfig(t *testing.T) {
 		{`"related": ["a", "b", "c"], `, ``},
 		{`"unrelated": ["u"],`, `"unrelated": ["u"], "extra": 1,`},
 		{`"target": ["sim-logs"]`, `"target": ["../x"]`},
+		{`"ablations": ["flat", "direct"]`, `"ablations": ["no-consolidation"]`},
+		{`"source_steps": 100`, `"source_steps": 100, "consolidate_every": -1`},
 	}
 	for _, tc := range bad {
 		src := strings.Replace(goodConfig, tc.edit, tc.want, 1)
@@ -75,6 +77,57 @@ func TestPlan(t *testing.T) {
 	}
 	if u := units[pos["target/related+flat/seed-2"]]; u.Source != "source/related/seed-2" || u.Seed != 2 {
 		t.Errorf("ablation unit %+v", u)
+	}
+}
+
+// TestConsolidationArms: with consolidate_every, every play consolidates
+// except the no-consolidation arm (its own source too, and offers only)
+// and direct; the ablation switches go to the targets only.
+func TestConsolidationArms(t *testing.T) {
+	src := strings.Replace(goodConfig, `"ablations": ["flat", "direct"]`, `"ablations": ["flat", "no-consolidation", "direct"], "consolidate_every": 3`, 1)
+	c, err := ParseConfig([]byte(src), "/cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := map[string][]string{}
+	source := map[string]string{}
+	for _, u := range c.Plan() {
+		if u.Seed == 1 {
+			flags[u.ID] = c.playFlags(u)
+			source[u.ID] = u.Source
+		}
+	}
+	consolidate := []string{"--consolidate-every", "3"}
+	want := map[string][]string{
+		"source/related/seed-1":                  consolidate,
+		"source/related+no-consolidation/seed-1": {"--adapt"},
+		"source/unrelated/seed-1":                consolidate,
+		"target/no-prior/seed-1":                 consolidate,
+		"target/related/seed-1":                  consolidate,
+		"target/related+flat/seed-1":             {"--consolidate-every", "3", "--ablate", "flat"},
+		"target/related+no-consolidation/seed-1": {"--adapt"},
+		"target/related+direct/seed-1":           {"--ablate", "direct"},
+	}
+	for id, w := range want {
+		got, ok := flags[id]
+		if !ok {
+			t.Errorf("no unit %s in %v", id, flags)
+			continue
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s: flags %q, want %q", id, got, w)
+		}
+	}
+	if s := source["target/related+no-consolidation/seed-1"]; s != "source/related+no-consolidation/seed-1" {
+		t.Errorf("the no-consolidation target reads %q", s)
+	}
+	if s := source["target/related+flat/seed-1"]; s != "source/related/seed-1" {
+		t.Errorf("the flat target reads %q", s)
+	}
+	// without consolidate_every nothing consolidates
+	c.ConsolidateEvery = 0
+	if f := c.playFlags(Unit{Kind: KindTarget, Condition: Related}); len(f) != 0 {
+		t.Errorf("flags %q without consolidate_every", f)
 	}
 }
 

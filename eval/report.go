@@ -141,6 +141,11 @@ func WriteReport(c *Config, out string, results []Result) error {
 		fmt.Fprintf(&b, "Unrelated source: %s. ", strings.Join(c.Unrelated, " → "))
 	}
 	fmt.Fprintf(&b, "Each source plays %d environment steps, its mine/ is frozen into an artifact, and the target plays on a fresh world with mine/ read-only. Agent: `%s`.", c.SourceSteps, c.AgentCmd)
+	if c.ConsolidateEvery > 0 {
+		fmt.Fprintf(&b, " Every play, sources and targets, consolidates into mine/knowledge/ every %d turns and at its end (`mfmd play --consolidate-every %d`), except the direct arm and the no-consolidation arm, which plays its own source and its target with the knowledge store's offers (`--adapt`) but no consolidation.", c.ConsolidateEvery, c.ConsolidateEvery)
+	} else {
+		b.WriteString(" No play consolidates (no `consolidate_every`).")
+	}
 	b.WriteString("\n\n")
 	if c.chain != nil {
 		fmt.Fprintf(&b, "Metrics as MC-EvoBench appendix C defines them, from `audit.Score` on each target run's store against the chain `%s` (%s, %d stages, sha256 %s): "+
