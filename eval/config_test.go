@@ -135,6 +135,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(goodConfig))
 	f.Add([]byte(`{"name": "n", "target": ["t"], "conditions": ["no-prior"], "seeds": [0], "agent_cmd": "a"}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"name": "n", "target": ["t"], "related": ["r"], "ablations": ["no-consolidation"], "consolidate_every": 2, "source_steps": 9, "seeds": [0], "agent_cmd": "a"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := ParseConfig(b, "/d")
 		if err != nil {
