@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -150,4 +151,18 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCommittedExperimentsLoad: every committed experiment's config
+// loads (with its chain) under the current rules.
+func TestCommittedExperimentsLoad(t *testing.T) {
+	paths, err := filepath.Glob("../examples/eval/*/experiment.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no committed experiment (%v)", err)
+	}
+	for _, p := range paths {
+		if _, err := LoadConfig(p); err != nil {
+			t.Error(err)
+		}
+	}
 }
