@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mfm-project/mfm/audit"
 )
 
 // Transfer conditions (MC-EvoBench appendix D).
@@ -33,12 +35,19 @@ const (
 var Conditions = []string{NoPrior, Related, Unrelated, Shuffled}
 
 // Ablations (MFM Table 4) and how each is played: the `mfmd play
-// --ablate` switch, or the play flag of the no-consolidation ablation.
-var Ablations = []string{"no-observations", "flat", "no-procedures", "no-consolidation", "direct"}
+// --ablate` switch, or, for no-consolidation, no --consolidate-every.
+var Ablations = []string{"no-observations", "flat", "no-procedures", NoConsolidation, Direct}
 
-// ConsolidateFlag is the play flag the no-consolidation ablation passes
-// (as --consolidate-every 0) when `mfmd play` has it.
-const ConsolidateFlag = "consolidate-every"
+// The ablations the runner treats apart from `--ablate`.
+const (
+	// NoConsolidation plays its source and its target without
+	// consolidation (`--adapt` only: the turn block's [MEMORY] offers from
+	// the knowledge store stay) where every other arm consolidates every
+	// Config.ConsolidateEvery turns.
+	NoConsolidation = "no-consolidation"
+	// Direct has no memory at all: no mount, no consolidation.
+	Direct = "direct"
+)
 
 // Config is an experiment, read from one JSON file.
 type Config struct {
@@ -79,9 +88,22 @@ type Config struct {
 	AgentTimeout string `json:"agent_timeout"`
 	// MaxTurns stops a run after this many turns (0: none).
 	MaxTurns int `json:"max_turns"`
+	// ConsolidateEvery N > 0 has every play (sources and targets)
+	// consolidate into mine/knowledge/ every N turns and at its end
+	// (`mfmd play --consolidate-every N`), except the no-consolidation
+	// arm's and direct's. The no-consolidation ablation needs it.
+	ConsolidateEvery int `json:"consolidate_every"`
+	// Chain is the target's audit chain (docs/AUDIT.md), relative to the
+	// config file: each target run is scored with audit.Score on its
+	// store. Empty: the report's TSR is the run.json milestone share and
+	// WGP and VMP are not computed.
+	Chain string `json:"chain"`
 
 	// dir is the config file's directory.
 	dir string
+	// chain is Chain loaded, chainSHA the sha256 of its file.
+	chain    *audit.Chain
+	chainSHA string
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -100,6 +122,9 @@ func ParseConfig(data []byte, dir string) (*Config, error) {
 	}
 	c.dir = dir
 	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("eval config: %w", err)
+	}
+	if err := c.loadChain(); err != nil {
 		return nil, fmt.Errorf("eval config: %w", err)
 	}
 	return &c, nil
@@ -198,8 +223,11 @@ func (c *Config) check() error {
 		}
 		seeds[s] = true
 	}
-	if c.TargetBudget < 0 || c.MaxTurns < 0 || c.SourceSteps < 0 {
-		return errors.New("target_budget, max_turns and source_steps must not be negative")
+	if c.TargetBudget < 0 || c.MaxTurns < 0 || c.SourceSteps < 0 || c.ConsolidateEvery < 0 {
+		return errors.New("target_budget, max_turns, source_steps and consolidate_every must not be negative")
+	}
+	if slices.Contains(c.Ablations, NoConsolidation) && c.ConsolidateEvery == 0 {
+		return errors.New("ablation no-consolidation needs consolidate_every > 0: the arm it is compared with must consolidate")
 	}
 	if strings.TrimSpace(c.AgentCmd) == "" {
 		return errors.New("agent_cmd: the agent command is required")

@@ -1,9 +1,10 @@
 package eval
 
-// The metrics of a target run, all from its plays' run.json milestones
-// and their steps. Every metric the report prints is computed in this
-// file, so that scoring can be switched to package audit's functions in
-// one place.
+// The run.json measures of a target run: its milestones and steps, the
+// milestone curve of the plot, and the per-arm summaries. MC-EvoBench's
+// TSR, WGP and VMP and the paired contrasts come from package audit
+// (audit.go); without a chain the report's TSR is ScoreOf's milestone
+// share.
 
 import (
 	"math"
@@ -113,21 +114,4 @@ func Summarize(xs []float64) Summary {
 // of freedom.
 func tQuantile(df int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
-}
-
-// Paired is the paired contrast of a metric between two arms over the
-// seeds both have: the per-seed differences (arm − baseline) summarised.
-func Paired(arm, base map[int64]float64) (Summary, []int64) {
-	var seeds []int64
-	for s := range arm {
-		if _, ok := base[s]; ok {
-			seeds = append(seeds, s)
-		}
-	}
-	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
-	d := make([]float64, len(seeds))
-	for i, s := range seeds {
-		d[i] = arm[s] - base[s]
-	}
-	return Summarize(d), seeds
 }

@@ -18,8 +18,10 @@ type Unit struct {
 	ID        string `json:"id"` // "source/related/seed-1", "target/related+flat/seed-1"
 	Kind      string `json:"kind"`
 	Condition string `json:"condition"`
-	Ablation  string `json:"ablation,omitempty"` // "" for the full memory
-	Seed      int64  `json:"seed"`
+	// Ablation is the arm's ablation ("" for the full memory); a source
+	// has one only under no-consolidation (sourceKey).
+	Ablation string `json:"ablation,omitempty"`
+	Seed     int64  `json:"seed"`
 	// Source is the ID of the source unit whose artifact a target reads
 	// ("" for no-prior).
 	Source string `json:"source,omitempty"`
@@ -38,6 +40,16 @@ func (u Unit) dir(out string) string {
 	return filepath.Join(out, "runs", filepath.FromSlash(u.ID))
 }
 
+// sourceKey names the source an arm's target reads: its condition's,
+// except under no-consolidation, whose source plays without consolidation
+// too (the memory it freezes was never consolidated).
+func sourceKey(cond, abl string) string {
+	if abl == NoConsolidation {
+		return cond + "+" + abl
+	}
+	return cond
+}
+
 // Plan lists the experiment's units in the order they run: for each
 // seed, the sources its targets need, then the targets (conditions, then
 // ablations). Sources come before the targets that read them.
@@ -54,15 +66,20 @@ func (c *Config) Plan() []Unit {
 		}
 		sources := map[string]string{}
 		for _, a := range arms {
-			if a.cond == NoPrior || sources[a.cond] != "" {
+			key := sourceKey(a.cond, a.abl)
+			if a.cond == NoPrior || sources[key] != "" {
 				continue
 			}
-			u := Unit{ID: fmt.Sprintf("source/%s/seed-%d", a.cond, seed), Kind: KindSource, Condition: a.cond, Seed: seed}
-			sources[a.cond] = u.ID
+			u := Unit{Kind: KindSource, Condition: a.cond, Seed: seed}
+			if key != a.cond {
+				u.Ablation = a.abl
+			}
+			u.ID = fmt.Sprintf("source/%s/seed-%d", key, seed)
+			sources[key] = u.ID
 			out = append(out, u)
 		}
 		for _, a := range arms {
-			u := Unit{Kind: KindTarget, Condition: a.cond, Ablation: a.abl, Seed: seed, Source: sources[a.cond]}
+			u := Unit{Kind: KindTarget, Condition: a.cond, Ablation: a.abl, Seed: seed, Source: sources[sourceKey(a.cond, a.abl)]}
 			u.ID = fmt.Sprintf("target/%s/seed-%d", strings.ReplaceAll(u.Arm(), "/", "-"), seed)
 			out = append(out, u)
 		}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -42,8 +41,6 @@ type Runner struct {
 	Progress io.Writer
 	// Now gives times (default time.Now).
 	Now func() time.Time
-
-	playUsage string // `mfmd play -h`, read once
 }
 
 // PlayRun is one `mfmd play` of a unit: its task, its run.json and
@@ -76,16 +73,21 @@ type Provenance struct {
 
 // Result is a finished unit (result.json).
 type Result struct {
-	Unit     Unit      `json:"unit"`
-	Status   string    `json:"status"`             // "ok" or "skipped"
-	Why      string    `json:"why,omitempty"`      // why skipped
+	Unit Unit `json:"unit"`
+	// Status is "ok"; an older mfmd recorded a unit it could not play as
+	// "skipped" with Why (redone when the experiment resumes).
+	Status   string    `json:"status"`
+	Why      string    `json:"why,omitempty"`
 	Runs     []PlayRun `json:"runs"`               // the plays, in order
 	Steps    int       `json:"steps"`              // steps over all plays
 	Artifact string    `json:"artifact,omitempty"` // a source's frozen mine/, relative to Out
 	// Provenance of a target run; for a source, its artifact's hash.
 	Provenance Provenance `json:"provenance"`
-	Started    string     `json:"started"`
-	Seconds    float64    `json:"seconds"`
+	// Audit is a target run's scores against the config's chain, taken
+	// on its store when it finished (nil without a chain).
+	Audit   *RunAudit `json:"audit,omitempty"`
+	Started string    `json:"started"`
+	Seconds float64   `json:"seconds"`
 }
 
 // Run runs every unit not finished yet, in plan order, and returns the
@@ -111,12 +113,12 @@ func (r *Runner) Run(ctx context.Context) ([]Result, error) {
 	started := r.Now()
 	ran := 0
 	for i, u := range units {
-		if res, err := ReadResult(r.Out, u); err == nil {
+		if res, err := ReadResult(r.Out, u); err == nil && res.Status == "ok" {
 			fmt.Fprintf(r.Progress, "[%d/%d] %s: finished before (%s)\n", i+1, len(units), u.ID, res.summary())
 			results = append(results, *res)
 			byID[u.ID] = *res
 			continue
-		} else if !errors.Is(err, os.ErrNotExist) {
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return results, err
 		}
 		if ctx.Err() != nil {
@@ -190,27 +192,12 @@ func (r *Runner) runUnit(ctx context.Context, u Unit, done map[string]Result) (*
 	c := r.Config
 	res.Provenance = Provenance{AgentCmd: c.AgentCmd, WorldSeed: c.WorldSeed, AgentSeed: u.Seed, World: c.World}
 	storeDir := filepath.Join(dir, "store")
-	var extra []string
-	switch u.Ablation {
-	case "":
-	case "no-consolidation":
-		ok, err := r.playHas(ConsolidateFlag)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			res.Status, res.Why = "skipped", "this mfmd play has no --"+ConsolidateFlag+" flag"
-			return res, r.writeResult(dir, res)
-		}
-		extra = append(extra, "--"+ConsolidateFlag, "0")
-	default:
-		extra = append(extra, "--ablate", u.Ablation)
-	}
+	extra := c.playFlags(u)
 	if u.Kind == KindSource {
 		if _, err := episodes.Init(storeDir); err != nil {
 			return nil, err
 		}
-		if err := r.playSource(ctx, u, dir, storeDir, res); err != nil {
+		if err := r.playSource(ctx, u, dir, storeDir, extra, res); err != nil {
 			return nil, err
 		}
 	} else {
@@ -223,6 +210,7 @@ func (r *Runner) runUnit(ctx context.Context, u Unit, done map[string]Result) (*
 				return nil, err
 			}
 		}
+		res.Audit = c.scoreStore(u.Arm(), storeDir)
 	}
 	res.Seconds = r.Now().Sub(start).Seconds()
 	return res, r.writeResult(dir, res)
@@ -230,7 +218,7 @@ func (r *Runner) runUnit(ctx context.Context, u Unit, done map[string]Result) (*
 
 // playSource plays the source sequence, cycling through it, until the
 // matched step budget is spent, then freezes mine/ into an artifact.
-func (r *Runner) playSource(ctx context.Context, u Unit, dir, storeDir string, res *Result) error {
+func (r *Runner) playSource(ctx context.Context, u Unit, dir, storeDir string, extra []string, res *Result) error {
 	seq := r.Config.Source(u.Condition)
 	left, idle := r.Config.SourceSteps, 0
 	for i := 0; left > 0 && idle < len(seq); i++ {
@@ -239,7 +227,7 @@ func (r *Runner) playSource(ctx context.Context, u Unit, dir, storeDir string, r
 		if err != nil {
 			return err
 		}
-		pr, err := r.play(ctx, u, dir, storeDir, i, name, min(tk.Budget, left), nil, res)
+		pr, err := r.play(ctx, u, dir, storeDir, i, name, min(tk.Budget, left), extra, res)
 		if err != nil {
 			return err
 		}
@@ -326,7 +314,7 @@ func (r *Runner) play(ctx context.Context, u Unit, dir, storeDir string, i int, 
 	res.Provenance.PlayArgs = args
 	full := append([]string{"play"}, args...)
 	full = append(full, "--store", storeDir, "--work", work, "--socket", mnt+".sock")
-	if u.Ablation != "direct" {
+	if u.Ablation != Direct {
 		full = append(full, "--mount", mnt)
 	}
 	logf, err := os.Create(filepath.Join(dir, "play-"+tag+".log"))
@@ -375,16 +363,24 @@ func (r *Runner) play(ctx context.Context, u Unit, dir, storeDir string, i int, 
 	return pr, nil
 }
 
-// playHas reports whether `mfmd play` has the flag.
-func (r *Runner) playHas(flag string) (bool, error) {
-	if r.playUsage == "" {
-		out, _ := exec.Command(r.Mfmd, "play", "-h").CombinedOutput()
-		if !strings.Contains(string(out), "-task") {
-			return false, fmt.Errorf("%s play -h: no usage: %s", r.Mfmd, out)
+// playFlags are a unit's `mfmd play` flags for its memory: consolidation
+// every ConsolidateEvery turns, except under no-consolidation (offers
+// only, --adapt) and direct; a target's ablation switch.
+func (c *Config) playFlags(u Unit) []string {
+	var out []string
+	switch {
+	case u.Ablation == NoConsolidation:
+		if c.ConsolidateEvery > 0 {
+			out = append(out, "--adapt")
 		}
-		r.playUsage = string(out)
+	case u.Ablation == Direct:
+	case c.ConsolidateEvery > 0:
+		out = append(out, "--consolidate-every", strconv.Itoa(c.ConsolidateEvery))
 	}
-	return strings.Contains(r.playUsage, "-"+flag+" "), nil
+	if u.Kind == KindTarget && u.Ablation != "" && u.Ablation != NoConsolidation {
+		out = append(out, "--ablate", u.Ablation)
+	}
+	return out
 }
 
 func (r *Runner) writeResult(dir string, res *Result) error {

@@ -115,7 +115,9 @@ func (s *Session) renderBlock(b *blockBuilder, st harness.State) string {
 			fmt.Fprintf(&w, "  %s -> %s %s\n", r.Entry, r.Outcome, note)
 		}
 	}
-	s.mapLines(&w, st)
+	if !s.opt.Flat {
+		s.mapLines(&w, st)
+	}
 	s.ownLines(&w)
 	switch s.run.Termination {
 	case EndRunning:

@@ -28,6 +28,36 @@ type BriefInfo struct {
 	// MineFrozen says mine/ is mounted read-only for the run: the brief
 	// says the memory is frozen instead of asking for notes.
 	MineFrozen bool
+	// Ablation is what the mount hides for the run (docs/EVAL.md): the
+	// brief leaves out what is not there.
+	Ablation BriefAblation
+}
+
+// BriefAblation is what an evaluation ablation hides from the agent.
+type BriefAblation struct {
+	// Flat: no index.jsonl, grid.jsonl, q/ or map/ (the turn block has
+	// no [MAP] lines): the brief describes logs.txt and episodes/.
+	Flat bool
+	// NoObservations: no frames, observations or views (no [FRAME]).
+	NoObservations bool
+	// NoProcedures: no mine/procedures/.
+	NoProcedures bool
+}
+
+// briefConventions are the Conventions without what the ablation hides
+// (flat: the grid's cells, the map/ views, the map).
+func briefConventions(a BriefAblation) []string {
+	if !a.Flat {
+		return Conventions
+	}
+	out := make([]string, len(Conventions))
+	for i, c := range Conventions {
+		if j := strings.Index(c, " grid.jsonl cells and map/ views"); j >= 0 {
+			c = c[:j]
+		}
+		out[i] = strings.Replace(c, ", the map and your notes", " and your notes", 1)
+	}
+	return out
 }
 
 // Brief renders the standing brief for an agent playing t: the task,
@@ -48,12 +78,13 @@ func Brief(b BriefInfo) (string, error) {
 		Name, Instruction, Game, Mount, Store, Socket, RawKeys, Kit string
 		FirstGoal                                                   string
 		Budget, PlanCap, Undisclosed                                int
-		Ordered, MineFrozen                                         bool
+		Ordered, MineFrozen, Flat, NoObservations, NoProcedures     bool
 		Goals                                                       []goal
 		Atoms                                                       []atom
 		Conventions                                                 []string
-	}{Conventions: Conventions, Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
-		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered, MineFrozen: b.MineFrozen}
+	}{Conventions: briefConventions(b.Ablation), Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
+		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered, MineFrozen: b.MineFrozen,
+		Flat: b.Ablation.Flat, NoObservations: b.Ablation.NoObservations, NoProcedures: b.Ablation.NoProcedures}
 	d.Kit = "nothing"
 	if len(t.StartKit) > 0 {
 		var kit []string

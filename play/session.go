@@ -56,6 +56,9 @@ type Options struct {
 	// NoObservations leaves the [FRAME] line out of the turn block (the
 	// no-observations ablation; the mount hides the frames).
 	NoObservations bool
+	// Flat leaves the [MAP] lines out of the turn block (the flat
+	// ablation; the mount hides grid.jsonl and map/, what they come from).
+	Flat bool
 	// MineFrozen says mine/ is mounted read-only (an evaluation's target
 	// runs): the [END] line says the memory is frozen instead of asking
 	// for notes.

@@ -33,13 +33,18 @@ func TestEvalResumeAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	chain, err := filepath.Abs("../../examples/eval/sim-logs/chain.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// the agent holds every play after the first finished unit until the
 	// gate exists: the test kills the experiment there
 	agent := "if ls " + out + "/runs/*/*/*/result.json >/dev/null 2>&1; then while [ ! -e " + gate + " ]; do sleep 0.05; done; fi; python3 " + scriptedAgent(t) + " --print --notes"
 	cfg := map[string]any{
 		"name": "resume", "world": "sim", "tasks_dir": tasks,
 		"target": []string{"sim-logs"}, "related": []string{"sim-find-tree"},
-		"conditions": []string{"no-prior", "related"}, "ablations": []string{"direct"},
+		"conditions": []string{"no-prior", "related"}, "ablations": []string{"direct", "no-consolidation"},
+		"consolidate_every": 2, "chain": chain,
 		"seeds": []int{1, 2}, "source_steps": 40, "target_budget": 40,
 		"agent_cmd": agent, "agent_timeout": "2m",
 	}
@@ -136,6 +141,20 @@ func TestEvalResumeAfterKill(t *testing.T) {
 				t.Errorf("%s: provenance %+v", u.ID, pv)
 			}
 		}
+		if u.Kind == eval.KindTarget {
+			// every target run is scored on its store against the chain
+			if a := res.Audit; a == nil || a.Scores == nil || a.Scores.Planned != 3 || a.Refused != "" {
+				t.Errorf("%s: audit %+v", u.ID, a)
+			}
+			// the no-consolidation arm (and direct) never consolidates, the others do
+			consolidated := false
+			for _, p := range res.Runs {
+				consolidated = consolidated || len(p.Run.Consolidations) > 0
+			}
+			if want := u.Ablation == ""; consolidated != want {
+				t.Errorf("%s: consolidated %v, want %v", u.ID, consolidated, want)
+			}
+		}
 		if u.Kind == eval.KindSource && (res.Steps < 40 || len(res.Provenance.SourceTasks) == 0) {
 			t.Errorf("%s: %d steps (budget 40), tasks %v", u.ID, res.Steps, res.Provenance.SourceTasks)
 		}
@@ -144,7 +163,8 @@ func TestEvalResumeAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| no-prior | 2 |", "| related | 2 |", "| related+direct | 2 |", "## related+direct"} {
+	for _, want := range []string{"| no-prior | 2 | 0 |", "| related | 2 | 0 |", "| related+direct | 2 | 0 |", "## related+direct",
+		"| related+no-consolidation | 2 | 0 |", "## Transfer contrasts", "| WGP | 2 |", "| VMP | 2 |", "## Ablations"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

@@ -191,7 +191,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		})
 		defer unmount()
 	}
-	opts := play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, ConsolidateEvery: *consolidateEvery, NoProcedures: abl.Mount.NoProcedures, NoObservations: abl.Mount.NoObservations, MineFrozen: *readOnlyMine}
+	opts := play.Options{Task: tk, TaskFile: taskFile, Store: store, World: w, Mount: mountAt, Seed: *seed, Budget: *budget, ConsolidateEvery: *consolidateEvery, NoProcedures: abl.Mount.NoProcedures, NoObservations: abl.Mount.NoObservations, Flat: abl.Mount.Flat, MineFrozen: *readOnlyMine}
 	if *consolidateEvery > 0 || *adapt || *llmCmd != "" {
 		cfg := consolidate.DefaultConfig()
 		cfg.StaticK = *staticK
@@ -235,7 +235,8 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		}
 		defer os.RemoveAll(memory)
 	}
-	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget, MineFrozen: *readOnlyMine})
+	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget, MineFrozen: *readOnlyMine,
+		Ablation: play.BriefAblation{Flat: abl.Mount.Flat, NoObservations: abl.Mount.NoObservations, NoProcedures: abl.Mount.NoProcedures}})
 	if err != nil {
 		return fail(stderr, "play", err)
 	}
