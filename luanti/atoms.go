@@ -257,20 +257,36 @@ func (c *Controller) Wield(item string) error {
 // last dig before it reports that the player did not go down.
 const digDownSettleTicks = 20
 
+//
+// A plant or leaves in the player's own cell (the crosshair's first hit
+// when looking down, cut in a moment) are cleared on the way and not
+// counted as one of the n blocks: n is the blocks dug under the feet.
 func (c *Controller) DigDown(n int) (Result, error) {
 	y0 := c.Cur.Pos.Y
 	dug, dugAt := 0, -1
+	var cleared []string
+	pointed := c.Cur.PointedAt() // what the next dig event is of
 	return c.Run(harness.Call{Kind: "dig_down", Args: args("n", n)}, 60*n, func(i int, s Raw, _ []Event) (Input, bool, Result) {
 		for _, e := range s.Events {
-			if e.Type == "dig" {
-				dug++
+			if e.Type != "dig" {
+				continue
 			}
+			if pointed != nil && pointed.Soft && e.Node == pointed.Node {
+				cleared = append(cleared, shortName(e.Node))
+				continue
+			}
+			dug++
 		}
+		pointed = s.PointedAt()
 		if dug >= n && dugAt < 0 {
 			dugAt = i
 		}
 		if dug >= n && y0-s.Pos.Y >= float64(n)-0.5 && math.Abs(s.Vel.Y) < 0.1 {
-			return Input{}, true, Result{OK: true, Note: fmt.Sprintf("dug %d blocks, %.1f down", dug, y0-s.Pos.Y)}
+			note := fmt.Sprintf("dug %d blocks, %.1f down", dug, y0-s.Pos.Y)
+			if len(cleared) > 0 {
+				note += fmt.Sprintf(" (cleared %s at the feet first, not counted)", strings.Join(cleared, ", "))
+			}
+			return Input{}, true, Result{OK: true, Note: note}
 		}
 		if down := y0 - s.Pos.Y; down > float64(dug)+1.5 && math.Abs(s.Vel.Y) < 0.1 {
 			// the floor opened: stop digging where the player landed

@@ -45,6 +45,11 @@ func TestLiveDigNotes(t *testing.T) {
 	if r, err := c.Craft("wood", 9); err != nil || r.OK || !strings.Contains(r.Note, "made 4 of 9 wood (1 run of 1 tree → 4 wood), then missing 1 tree") {
 		t.Errorf("craft wood n=9 from 1 tree: ok=%v %q %v; want a failure saying 4 were made and a tree is missing", r.OK, r.Note, err)
 	}
+	// no tree left: wood has two recipes lacking one item each (tree,
+	// bush_stem); the note names both, not the first the game lists
+	if r, err := c.Craft("wood", 1); err != nil || r.OK || !strings.Contains(r.Note, "1 tree") || !strings.Contains(r.Note, "1 bush_stem") {
+		t.Errorf("craft wood with no tree: ok=%v %q %v; want a failure naming 1 tree and 1 bush_stem", r.OK, r.Note, err)
+	}
 
 	// Face +z over cleared ground: a stone 5 blocks ahead at eye level
 	// (pointed, the state looks 5 blocks far) and a trunk 3 ahead.

@@ -430,7 +430,7 @@ local function craft_once(player, item, want)
 	local inv = player:get_inventory()
 	local recipes = minetest.get_all_craft_recipes(item)
 	if not recipes then return nil, "no recipe makes " .. item end
-	local missing_note, fewest
+	local missing_note, fewest, ties
 	for idx, r in ipairs(recipes) do
 		if r.method == "normal" then
 			local grid, missing = fill_grid(inv_counts(inv), r)
@@ -457,11 +457,25 @@ local function craft_once(player, item, want)
 				local n = 0
 				for _, v in pairs(missing) do n = n + v end
 				if idx == want then
-					missing_note, fewest = "missing " .. describe(missing), -1
+					missing_note, fewest, ties = "missing " .. describe(missing), -1, nil
 				elseif not fewest or (fewest >= 0 and n < fewest) then
-					missing_note, fewest = "missing " .. describe(missing), n
+					missing_note, fewest, ties = "missing " .. describe(missing), n, {describe(missing)}
+				elseif fewest >= 0 and n == fewest then
+					ties[#ties + 1] = describe(missing)
 				end
 			end
+		end
+	end
+	if ties and #ties > 1 then
+		-- several recipes lack as few items: name each (one of them will
+		-- do), not whichever the game lists first (wood: tree or bush_stem)
+		table.sort(ties)
+		local seen, alts = {}, {}
+		for _, d in ipairs(ties) do
+			if not seen[d] then seen[d] = true; alts[#alts + 1] = d end
+		end
+		if #alts > 1 then
+			missing_note = "missing " .. table.concat(alts, ", or ") .. " (one recipe each)"
 		end
 	end
 	return nil, missing_note or ("no crafting-grid recipe makes " .. item .. " (a furnace recipe?)")
