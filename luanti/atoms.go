@@ -257,7 +257,6 @@ func (c *Controller) Wield(item string) error {
 // last dig before it reports that the player did not go down.
 const digDownSettleTicks = 20
 
-//
 // A plant or leaves in the player's own cell (the crosshair's first hit
 // when looking down, cut in a moment) are cleared on the way and not
 // counted as one of the n blocks: n is the blocks dug under the feet.
