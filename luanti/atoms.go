@@ -256,9 +256,10 @@ func (c *Controller) Wield(item string) error {
 // last dig before it reports that the player did not go down.
 const digDownSettleTicks = 20
 
-// DigDown looks straight down and digs n blocks under the feet. A plant or leaves in the player's own cell (the crosshair's first hit
-// when looking down, cut in a moment) are cleared on the way and not
-// counted as one of the n blocks: n is the blocks dug under the feet.
+// DigDown looks straight down and digs n blocks under the feet. A plant
+// or leaves in the player's own cell (the crosshair's first hit when
+// looking down, cut in a moment) are cleared on the way and not counted
+// as one of the n blocks: n is the blocks dug under the feet.
 func (c *Controller) DigDown(n int) (Result, error) {
 	y0 := c.Cur.Pos.Y
 	dug, dugAt := 0, -1
