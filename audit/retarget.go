@@ -445,7 +445,7 @@ func Retarget(dir, accessLog string) (RetargetReport, error) {
 				early++
 				continue
 			}
-			if id := play.ReadBefore(run, at); id != "" {
+			if id := play.TurnOf(run, r, at); id != "" {
 				reads[id] = append(reads[id], r)
 			}
 		}

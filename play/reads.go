@@ -66,13 +66,7 @@ func (l *readLog) attribute(run *RunRecord) []MemoryRead {
 	byTurn := map[string][]MemoryRead{}
 	var after []MemoryRead
 	for i, r := range l.reads {
-		id := ""
-		if r.Turn != "" {
-			id = TurnOfRead(*run, r.Turn)
-		} else {
-			id = ReadBefore(*run, l.times[i])
-		}
-		if id != "" {
+		if id := TurnOf(*run, r, l.times[i]); id != "" {
 			byTurn[id] = append(byTurn[id], r)
 		} else {
 			after = append(after, r)

@@ -23,6 +23,16 @@ func ReadBefore(run RunRecord, at time.Time) string {
 	return run.Turns[i].ID
 }
 
+// TurnOf names the turn read r (logged at time at) belongs to: by the
+// turn label the mount gave it when there is one (TurnOfRead), else by
+// its time (ReadBefore).
+func TurnOf(run RunRecord, r MemoryRead, at time.Time) string {
+	if r.Turn != "" {
+		return TurnOfRead(run, r.Turn)
+	}
+	return ReadBefore(run, at)
+}
+
 // TurnOfRead names the turn a memory read belongs to by the turn label
 // the access log gave it (Session.TurnLabel): a read "before t0004"
 // belongs to t0004, a read during t0003 to the turn after t0003 (the
