@@ -9,12 +9,12 @@
 package audit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/play"
 	"github.com/mfm-project/mfm/task"
 )
 
@@ -209,18 +209,8 @@ func CheckStore(dir string) (Support, error) {
 // runEpisodes lists the episode ids run.json's turns name, if the store
 // has a run.json with turns.
 func runEpisodes(s *episodes.Store) []string {
-	b, err := os.ReadFile(s.Path("run.json"))
+	run, err := play.ReadRun(s)
 	if err != nil {
-		return nil
-	}
-	var run struct {
-		Turns []struct {
-			Entries []struct {
-				Episodes []string `json:"episodes"`
-			} `json:"entries"`
-		} `json:"turns"`
-	}
-	if json.Unmarshal(b, &run) != nil {
 		return nil
 	}
 	var out []string

@@ -31,7 +31,8 @@ type playRun struct {
 // episode that reached them, and the order of the task's milestones.
 // A milestone counts for an episode only when run.json lists the episode
 // in the turn that reached it and the episode's steps hold the step: a
-// run.json of an earlier life (mfmd life new leaves it) names turns whose
+// run.json that is not this life's (mfmd life new moves it with its life,
+// but a store may be copied or played into by hand) names turns whose
 // episodes are not these.
 type runMilestones struct {
 	order   []string         // the task's milestones, in order
@@ -42,7 +43,7 @@ type runMilestones struct {
 
 // readRunMilestones reads run.json (nil when absent or not a play run).
 func readRunMilestones(s *episodes.Store) *runMilestones {
-	b, err := os.ReadFile(s.Path("run.json"))
+	b, err := os.ReadFile(s.Path(episodes.RunFileName))
 	if err != nil {
 		return nil
 	}
