@@ -11,8 +11,8 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/mfm-project/mfm/audit"
 	"github.com/mfm-project/mfm/play"
 )
 
@@ -93,7 +93,8 @@ type Summary struct {
 	HasInterval bool
 }
 
-// Summarize summarises xs.
+// Summarize summarises xs: the mean, and with two values or more the
+// standard deviation and the 95% t-interval of audit.Interval.
 func Summarize(xs []float64) Summary {
 	s := Summary{N: len(xs), Low: math.NaN(), High: math.NaN()}
 	if len(xs) == 0 {
@@ -104,14 +105,11 @@ func Summarize(xs []float64) Summary {
 	if len(xs) < 2 {
 		return s
 	}
-	s.Std = stat.StdDev(xs, nil)
-	half := tQuantile(len(xs)-1) * s.Std / math.Sqrt(float64(len(xs)))
-	s.Low, s.High, s.HasInterval = s.Mean-half, s.Mean+half, true
+	c, err := audit.Interval(xs)
+	if err != nil { // a non-finite value: no interval
+		s.Std = stat.StdDev(xs, nil)
+		return s
+	}
+	s.Std, s.Low, s.High, s.HasInterval = c.SD, c.Lo, c.Hi, true
 	return s
-}
-
-// tQuantile is the two-sided 95% quantile of Student's t with df degrees
-// of freedom.
-func tQuantile(df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
 }
