@@ -242,6 +242,17 @@ func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fi
 	if b, ok := t.cache.get(key, f.Size); ok {
 		return b, nil
 	}
+	b, err := t.fetch(ctx, agent, life, id, f)
+	if err != nil {
+		return nil, err
+	}
+	t.cache.put(key, b)
+	return b, nil
+}
+
+// fetch reads an episode file from the object store and checks its size
+// against the row's file list.
+func (t *Tree) fetch(ctx context.Context, agent string, life int, id string, f fileEntry) ([]byte, error) {
 	b, err := t.obj.get(ctx, t.obj.key(agent, life, id, f.Path))
 	if err != nil {
 		return nil, fmt.Errorf("agents/%s: %s/%s: the object store did not answer (try again): %w", agent, id, f.Path, err)
@@ -249,7 +260,6 @@ func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fi
 	if int64(len(b)) != f.Size {
 		return nil, fmt.Errorf("agents/%s: %s/%s: the object store has %d bytes, the row says %d", agent, id, f.Path, len(b), f.Size)
 	}
-	t.cache.put(key, b)
 	return b, nil
 }
 
