@@ -75,11 +75,35 @@ func (t *Tree) Open(ctx context.Context, p string) ([]byte, bool, error) {
 	return b, false, err
 }
 
-// node is a resolved path: a directory with its listing, or a file.
+// Stat sizes p without reading it (fs.VirtualStatter): an episode file
+// by its row's file list, so a lookup or ls -l does not fetch it from the
+// object store; a directory as such. Other files (index.jsonl,
+// grid.jsonl, views, notes) answer errors.ErrUnsupported: the mount reads
+// them with Open.
+func (t *Tree) Stat(ctx context.Context, p string) (int64, bool, error) {
+	if p == "" {
+		return 0, true, nil
+	}
+	n, err := t.resolve(ctx, p)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case n.dir:
+		return 0, true, nil
+	case !n.sized:
+		return 0, false, errors.ErrUnsupported
+	}
+	return n.size, false, nil
+}
+
+// node is a resolved path: a directory with its listing, or a file (with
+// its size when it is known without reading it).
 type node struct {
-	dir  bool
-	list func(ctx context.Context) ([]string, error)
-	read func(ctx context.Context) ([]byte, error)
+	dir   bool
+	list  func(ctx context.Context) ([]string, error)
+	read  func(ctx context.Context) ([]byte, error)
+	size  int64
+	sized bool
 }
 
 func dirNode(names ...string) *node {
@@ -197,7 +221,8 @@ func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 	for _, f := range ep.files {
 		if f.Path == rel {
 			f := f
-			return &node{read: func(ctx context.Context) ([]byte, error) { return t.file(ctx, agent, life, id, f) }}, nil
+			return &node{read: func(ctx context.Context) ([]byte, error) { return t.file(ctx, agent, life, id, f) },
+				size: f.Size, sized: true}, nil
 		}
 	}
 	// A directory of the episode: the names one level below rel.
