@@ -1,11 +1,11 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"log/slog"
 	"path"
 	"sort"
 	"strings"
@@ -29,7 +29,30 @@ type Tree struct {
 	db    *pgxpool.Pool
 	obj   *objects
 	cache *fileCache
+	grids *gridCopies
 	views *views // nil: no views under agents/
+}
+
+// newTree returns the tree over cat, keeping its local copies of the
+// other agents' grid rows in store/.mfm/fleet/grid/.
+func newTree(store *episodes.Store, cat *catalog, db *pgxpool.Pool, obj *objects, cache *fileCache, log *slog.Logger) (*Tree, error) {
+	dir, err := store.MetaPath("fleet", "grid")
+	if err != nil {
+		return nil, err
+	}
+	grids, err := newGridCopies(dir, db, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Tree{cat: cat, db: db, obj: obj, cache: cache, grids: grids}, nil
+}
+
+// close closes the view renderers and the grid copies' files.
+func (t *Tree) close() {
+	if t.views != nil {
+		t.views.close()
+	}
+	t.grids.close()
 }
 
 var errNotExist = iofs.ErrNotExist
@@ -288,25 +311,10 @@ func (t *Tree) fetch(ctx context.Context, agent string, life int, id string, f f
 	return b, nil
 }
 
+// grid is agent's life's grid.jsonl: the local copy, brought up to date
+// with the rows shipped since (gridCopies).
 func (t *Tree) grid(ctx context.Context, agent string, life int) ([]byte, error) {
-	rows, err := t.db.Query(ctx, `SELECT row FROM mfm_grid WHERE agent = $1 AND life = $2 ORDER BY off`, agent, life)
-	if err != nil {
-		return nil, fmt.Errorf("agents/%s/grid.jsonl: the shared database did not answer: %w", agent, err)
-	}
-	defer rows.Close()
-	var b bytes.Buffer
-	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
-			return nil, fmt.Errorf("agents/%s/grid.jsonl: %w", agent, err)
-		}
-		b.WriteString(r)
-		b.WriteByte('\n')
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("agents/%s/grid.jsonl: %w", agent, err)
-	}
-	return b.Bytes(), nil
+	return t.grids.read(ctx, agent, life)
 }
 
 // notesTimeout bounds the notes look-ups a listing makes, so a database
