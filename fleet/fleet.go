@@ -138,6 +138,8 @@ func Start(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
+	n.follow.notesListening = n.tree.notes.setListening
+	n.follow.onNotes = n.tree.notes.invalidate
 	if cfg.Views != nil {
 		n.tree.views = &views{open: cfg.Views, by: map[string]ViewRenderer{}}
 	}

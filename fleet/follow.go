@@ -41,6 +41,11 @@ type follower struct {
 	onRow func(agent string, life int, id string)
 	// before runs before each connection's catch-up (creates the schema).
 	before func(context.Context) error
+	// notesListening, when set, is told when the LISTEN on notesChannel
+	// starts (true) and ends (false), and onNotes is called with the
+	// payload (an agent's name) of each notification on it.
+	notesListening func(on bool)
+	onNotes        func(agent string)
 }
 
 func newFollower(db *pgxpool.Pool, url, self string, cat *catalog, log *slog.Logger) *follower {
@@ -83,6 +88,13 @@ func (f *follower) listen(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
+	if f.notesListening != nil {
+		if _, err := conn.Exec(ctx, "LISTEN "+notesChannel); err != nil {
+			return err
+		}
+		f.notesListening(true)
+		defer f.notesListening(false)
+	}
 	if err := f.fetch(ctx); err != nil {
 		return err
 	}
@@ -90,7 +102,7 @@ func (f *follower) listen(ctx context.Context) error {
 	lastReconcile := time.Now()
 	for {
 		wctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := conn.WaitForNotification(wctx)
+		notification, err := conn.WaitForNotification(wctx)
 		cancel()
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err()
@@ -100,6 +112,9 @@ func (f *follower) listen(ctx context.Context) error {
 		}
 		if conn.IsClosed() {
 			return fmt.Errorf("listen connection closed")
+		}
+		if notification != nil && notification.Channel == notesChannel && f.onNotes != nil {
+			f.onNotes(notification.Payload)
 		}
 		// No waiting for more announcements before reading: each fetch
 		// reads every row past the cursor, so a burst costs a few empty

@@ -9,7 +9,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -30,11 +29,13 @@ type Tree struct {
 	obj   *objects
 	cache *fileCache
 	grids *gridCopies
+	notes *notesCache
 	views *views // nil: no views under agents/
 }
 
 // newTree returns the tree over cat, keeping its local copies of the
-// other agents' grid rows in store/.mfm/fleet/grid/.
+// other agents' grid rows in store/.mfm/fleet/grid/ and their notes in a
+// notesCache (which the follower keeps current: Node wires it).
 func newTree(store *episodes.Store, cat *catalog, db *pgxpool.Pool, obj *objects, cache *fileCache, log *slog.Logger) (*Tree, error) {
 	dir, err := store.MetaPath("fleet", "grid")
 	if err != nil {
@@ -44,7 +45,7 @@ func newTree(store *episodes.Store, cat *catalog, db *pgxpool.Pool, obj *objects
 	if err != nil {
 		return nil, err
 	}
-	return &Tree{cat: cat, db: db, obj: obj, cache: cache, grids: grids}, nil
+	return &Tree{cat: cat, db: db, obj: obj, cache: cache, grids: grids, notes: newNotesCache(db, cat.self, log)}, nil
 }
 
 // close closes the view renderers and the grid copies' files.
@@ -100,9 +101,9 @@ func (t *Tree) Open(ctx context.Context, p string) ([]byte, bool, error) {
 
 // Stat sizes p without reading it (fs.VirtualStatter): an episode file
 // by its row's file list, so a lookup or ls -l does not fetch it from the
-// object store; a directory as such. Other files (index.jsonl,
-// grid.jsonl, views, notes) answer errors.ErrUnsupported: the mount reads
-// them with Open.
+// object store; a shared note by the size its agent's notes were listed
+// with; a directory as such. Other files (index.jsonl, grid.jsonl, views)
+// answer errors.ErrUnsupported: the mount reads them with Open.
 func (t *Tree) Stat(ctx context.Context, p string) (int64, bool, error) {
 	if p == "" {
 		return 0, true, nil
@@ -317,72 +318,33 @@ func (t *Tree) grid(ctx context.Context, agent string, life int) ([]byte, error)
 	return t.grids.read(ctx, agent, life)
 }
 
-// notesTimeout bounds the notes look-ups a listing makes, so a database
-// that is down slows ls agents/ by at most this much.
-const notesTimeout = 500 * time.Millisecond
-
+// noteAgents lists the other agents with shared notes.
 func (t *Tree) noteAgents(ctx context.Context) []string {
-	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
-	defer cancel()
-	rows, err := t.db.Query(ctx, `SELECT DISTINCT agent FROM mfm_notes`)
-	if err != nil {
-		return nil
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		if rows.Scan(&a) == nil && a != t.self() {
-			out = append(out, a)
-		}
-	}
-	return out
+	names, _ := t.notes.agents(ctx)
+	return names
 }
 
 func (t *Tree) self() string { return t.cat.self }
 
-func (t *Tree) hasNotes(ctx context.Context, agent string) bool {
-	if agent == t.self() {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
-	defer cancel()
-	var ok bool
-	err := t.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mfm_notes WHERE agent = $1)`, agent).Scan(&ok)
-	return err == nil && ok
-}
+func (t *Tree) hasNotes(ctx context.Context, agent string) bool { return t.notes.has(ctx, agent) }
 
 // mineNode serves agents/NAME/mine/rel from the shared notes.
 func (t *Tree) mineNode(ctx context.Context, agent, rel string) (*node, error) {
-	rows, err := t.db.Query(ctx, `SELECT path FROM mfm_notes WHERE agent = $1 ORDER BY path`, agent)
+	e, err := t.notes.notesOf(ctx, agent)
 	if err != nil {
 		return nil, fmt.Errorf("agents/%s/mine: the shared database did not answer: %w", agent, err)
 	}
-	var paths []string
-	for rows.Next() {
-		var p string
-		if rows.Scan(&p) == nil {
-			paths = append(paths, p)
-		}
+	if n := e.notes[rel]; n != nil {
+		return &node{read: func(ctx context.Context) ([]byte, error) { return t.notes.body(ctx, agent, rel) },
+			size: n.size, sized: true}, nil
 	}
-	rows.Close()
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
 	}
 	seen := map[string]bool{}
 	var names []string
-	for _, p := range paths {
-		if p == rel {
-			return &node{read: func(ctx context.Context) ([]byte, error) {
-				var body []byte
-				err := t.db.QueryRow(ctx, `SELECT body FROM mfm_notes WHERE agent = $1 AND path = $2`, agent, rel).Scan(&body)
-				if err != nil {
-					return nil, fmt.Errorf("agents/%s/mine/%s: %w", agent, rel, err)
-				}
-				return body, nil
-			}}, nil
-		}
+	for _, p := range e.paths {
 		if !strings.HasPrefix(p, prefix) {
 			continue
 		}
