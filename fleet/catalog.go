@@ -2,10 +2,13 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -14,13 +17,13 @@ import (
 
 // catalog is this mount's directory of the other agents' shipped rows,
 // fed by the follower. Rows are immutable once shipped, so it only grows.
-// What it holds in memory per row is the episode id, its number and its
-// file list (~100–300 bytes); the rows themselves (index.jsonl of each
-// agent's life, the bulk) are kept in files under dir, written as rows
-// arrive and read when index.jsonl is read.
+// It holds 16 bytes in memory per row (the episode's number and where its
+// file list is on disk); the rows themselves (index.jsonl of each agent's
+// life, the bulk) and the file lists are files under dir, appended as rows
+// arrive and read when asked for.
 type catalog struct {
 	self   string // this agent, never held
-	dir    string // one index file per agent and life
+	dir    string // per agent and life: index.jsonl's rows and the file lists
 	mu     sync.RWMutex
 	agents map[string]*agentView
 }
@@ -31,20 +34,36 @@ type agentView struct {
 }
 
 type lifeView struct {
-	ids  []string // episode ids in id order
-	eps  map[string]*episodeView
-	path string   // index.jsonl: the rows in id order, one per line
-	size int64    // bytes of path that are complete rows
-	f    *os.File // path, open for appending
+	rows   []rowRef // in id order
+	oddIDs []string // ids that are not ep_NNNNNN, by -(rowRef.num+1)
+	path   string   // index.jsonl: the rows in id order, one per line
+	size   int64    // bytes of path that are complete rows
+	f      *os.File // path, open for appending
+	lists  *os.File // the file lists, one JSON line per row in arrival order
+	listsN int64    // bytes of lists that are complete lines
 }
 
-type episodeView struct {
+// rowRef is one row in memory: its episode number (negative for an id
+// that is not ep_NNNNNN: -(its index in oddIDs)-1, sorting before the
+// others) and the offset of its file list in lifeView.lists.
+type rowRef struct {
 	num   int64
+	files int64
+}
+
+// episodeView is a shipped episode's file list, read from disk.
+type episodeView struct {
 	files []fileEntry
 }
 
-// newCatalog returns an empty catalog keeping its index files in dir
-// (emptied first: the follower loads every row again at start).
+// fileList is a line of lifeView.lists.
+type fileList struct {
+	ID    string      `json:"id"`
+	Files []fileEntry `json:"files"`
+}
+
+// newCatalog returns an empty catalog keeping its files in dir (emptied
+// first: the follower loads every row again at start).
 func newCatalog(self, dir string) (*catalog, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("fleet catalog: %w", err)
@@ -55,7 +74,7 @@ func newCatalog(self, dir string) (*catalog, error) {
 	return &catalog{self: self, dir: dir, agents: map[string]*agentView{}}, nil
 }
 
-// close closes the index files.
+// close closes the catalog's files.
 func (c *catalog) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -65,13 +84,59 @@ func (c *catalog) close() {
 				l.f.Close()
 				l.f = nil
 			}
+			if l.lists != nil {
+				l.lists.Close()
+				l.lists = nil
+			}
 		}
 	}
 }
 
+// newLifeView creates the files of agent's life.
+func (c *catalog) newLifeView(agent string, life int) (*lifeView, error) {
+	base := filepath.Join(c.dir, agent+"."+episodes.LifeName(life))
+	l := &lifeView{path: base + ".jsonl"}
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("fleet catalog: %w", err)
+	}
+	lists, err := os.OpenFile(base+".files.jsonl", os.O_CREATE|os.O_RDWR|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("fleet catalog: %w", err)
+	}
+	l.f, l.lists = f, lists
+	return l, nil
+}
+
+// find returns the position of id in l.rows and whether it is there.
+func (l *lifeView) find(id string) (int, bool) {
+	if num, ok := episodes.ParseEpisodeID(id); ok {
+		i := sort.Search(len(l.rows), func(i int) bool { return l.rows[i].num >= num })
+		return i, i < len(l.rows) && l.rows[i].num == num
+	}
+	for i, r := range l.rows {
+		if r.num >= 0 {
+			break
+		}
+		if l.oddIDs[-r.num-1] == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// id is the episode id of row r.
+func (l *lifeView) id(r rowRef) string {
+	if r.num < 0 {
+		return l.oddIDs[-r.num-1]
+	}
+	return episodes.EpisodeID(r.num)
+}
+
 // add records a shipped row; a row already present is ignored. It reports
-// whether the row was new; an error is a local index file that could not
-// be written (the row is then not added, and the follower retries).
+// whether the row was new; an error is a local file that could not be
+// written (the row is then not added, and the follower retries).
 func (c *catalog) add(agent string, life int, id string, row []byte, files []fileEntry) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -82,35 +147,57 @@ func (c *catalog) add(agent string, life int, id string, row []byte, files []fil
 	}
 	l := a.lives[life]
 	if l == nil {
-		l = &lifeView{eps: map[string]*episodeView{}, path: filepath.Join(c.dir, agent+"."+episodes.LifeName(life)+".jsonl")}
-		f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return false, fmt.Errorf("fleet catalog: %w", err)
+		var err error
+		if l, err = c.newLifeView(agent, life); err != nil {
+			return false, err
 		}
-		l.f = f
 		a.lives[life] = l
 	}
-	if l.eps[id] != nil {
+	if _, ok := l.find(id); ok {
 		return false, nil
 	}
-	num, _ := episodes.ParseEpisodeID(id)
+	ref := rowRef{files: l.listsN}
+	if num, ok := episodes.ParseEpisodeID(id); ok {
+		ref.num = num
+	} else {
+		ref.num = -int64(len(l.oddIDs)) - 1
+	}
+	list, err := json.Marshal(fileList{ID: id, Files: files})
+	if err != nil {
+		return false, fmt.Errorf("fleet catalog: %w", err)
+	}
+	list = append(list, '\n')
+	if _, err := l.lists.Write(list); err != nil {
+		l.lists.Truncate(l.listsN) // a short write leaves a partial line: cut it
+		return false, fmt.Errorf("fleet catalog: %w", err)
+	}
 	line := append(append(make([]byte, 0, len(row)+1), row...), '\n')
-	n := len(l.ids)
-	if n == 0 || l.eps[l.ids[n-1]].num < num {
+	n := len(l.rows)
+	// Where the row goes: after every row with a smaller number (odd ids,
+	// all negative, go first in arrival order).
+	i := sort.Search(n, func(i int) bool { return l.rows[i].num > ref.num })
+	if ref.num < 0 {
+		i = len(l.oddIDs)
+	}
+	if i == n {
 		if _, err := l.f.Write(line); err != nil {
 			// A short write leaves a partial line past size: cut it.
 			l.f.Truncate(l.size)
 			l.f.Seek(l.size, io.SeekStart)
+			l.lists.Truncate(l.listsN)
 			return false, fmt.Errorf("fleet catalog: %w", err)
 		}
 		l.size += int64(len(line))
-	} else if err := l.insert(sort.Search(n, func(i int) bool { return l.eps[l.ids[i]].num > num }), line); err != nil {
+	} else if err := l.insert(i, line); err != nil {
 		// Out of order (rows committed out of seq order).
+		l.lists.Truncate(l.listsN)
 		return false, err
 	}
-	i := sort.Search(n, func(i int) bool { return l.eps[l.ids[i]].num > num })
-	l.ids = append(l.ids[:i], append([]string{id}, l.ids[i:]...)...)
-	l.eps[id] = &episodeView{num: num, files: files}
+	l.listsN += int64(len(list))
+	if ref.num < 0 {
+		l.oddIDs = append(l.oddIDs, id)
+	}
+	l.rows = slices.Insert(l.rows, i, ref)
 	if life > a.max {
 		a.max = life
 	}
@@ -153,7 +240,7 @@ func (c *catalog) count(agent string, life int) int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if a := c.agents[agent]; a != nil && a.lives[life] != nil {
-		return len(a.lives[life].ids)
+		return len(a.lives[life].rows)
 	}
 	return 0
 }
@@ -229,16 +316,70 @@ func (c *catalog) ids(agent string, life int) []string {
 	if a == nil || a.lives[life] == nil {
 		return nil
 	}
-	return append([]string(nil), a.lives[life].ids...)
+	l := a.lives[life]
+	out := make([]string, len(l.rows))
+	for i, r := range l.rows {
+		out[i] = l.id(r)
+	}
+	return out
 }
 
-// episode returns a shipped episode.
-func (c *catalog) episode(agent string, life int, id string) *episodeView {
+// has reports whether agent's life has a row for id.
+func (c *catalog) has(agent string, life int, id string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	a := c.agents[agent]
 	if a == nil || a.lives[life] == nil {
+		return false
+	}
+	_, ok := a.lives[life].find(id)
+	return ok
+}
+
+// episode returns a shipped episode's file list, read from disk; nil when
+// there is no such row, or (logged) when its line cannot be read.
+func (c *catalog) episode(agent string, life int, id string) *episodeView {
+	c.mu.RLock()
+	a := c.agents[agent]
+	if a == nil || a.lives[life] == nil {
+		c.mu.RUnlock()
 		return nil
 	}
-	return a.lives[life].eps[id]
+	l := a.lives[life]
+	i, ok := l.find(id)
+	if !ok {
+		c.mu.RUnlock()
+		return nil
+	}
+	// Complete lines are never rewritten, so reading after the unlock is safe.
+	lists, off, end := l.lists, l.rows[i].files, l.listsN
+	c.mu.RUnlock()
+	var fl fileList
+	err := readLine(lists, off, end, &fl)
+	if err == nil && fl.ID != id {
+		err = fmt.Errorf("file list at %d is %s's", off, fl.ID)
+	}
+	if err != nil {
+		slog.Warn("fleet: an episode's file list could not be read", "agent", agent, "life", life, "id", id, "err", err)
+		return nil
+	}
+	return &episodeView{files: fl.Files}
+}
+
+// readLine decodes the JSON line of f at off (lines end before end).
+func readLine(f *os.File, off, end int64, v any) error {
+	buf := make([]byte, min(int64(1024), end-off))
+	for {
+		n, err := f.ReadAt(buf, off)
+		if err != nil && n < len(buf) {
+			return err
+		}
+		if j := bytes.IndexByte(buf[:n], '\n'); j >= 0 {
+			return json.Unmarshal(buf[:j], v)
+		}
+		if off+int64(len(buf)) >= end {
+			return fmt.Errorf("file list at %d has no end", off)
+		}
+		buf = make([]byte, min(2*int64(len(buf)), end-off))
+	}
 }

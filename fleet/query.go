@@ -297,7 +297,7 @@ func (q *Querier) collect(ctx context.Context, sql string, args []any, pq *query
 			continue
 		}
 		r, err := episodes.ParseRow([]byte(raw))
-		if err != nil || !pq.Match(&r) || q.cat.episode(agent, life, id) == nil {
+		if err != nil || !pq.Match(&r) || !q.cat.has(agent, life, id) {
 			continue
 		}
 		*hits = append(*hits, hit{at: at, row: r.Raw, dir: q.dir(agent, life, id)})

@@ -436,7 +436,7 @@ func (s *shipper) shipEpisode(ctx context.Context, l episodes.Life, row episodes
 		}
 		inserted = true
 		b := &pgx.Batch{}
-		b.Queue(`SELECT pg_notify($1, $2)`, notifyChannel, strconv.FormatInt(seq, 10))
+		b.Queue(`SELECT pg_notify($1, $2)`, notifyChannel, announcement(seq, s.agent, l.N, row.ID, row.Raw, fj))
 		s.queueGrid(b, l.N, grid)
 		return tx.SendBatch(ctx, b).Close()
 	})
