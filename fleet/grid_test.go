@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,6 +125,50 @@ func TestGridCopy(t *testing.T) {
 	read("database back", want(0, 1, 2, 3, 4, 5), 1)
 	if !strings.Contains(logs.String(), "answers again") {
 		t.Errorf("the database answering again not logged:\n%s", logs.String())
+	}
+
+	// Readers at once while rows arrive: each sees a prefix of the rows,
+	// none twice, and the last read sees them all.
+	all := []int{0, 1, 2, 3, 4, 5}
+	done := make(chan error)
+	go func() {
+		defer close(done)
+		for k := 6; k < 60; k++ {
+			if _, err := db.Exec(ctx, `INSERT INTO mfm_grid (agent, life, off, row) VALUES ('alice', 1, $1, $2)`, int64(10*k), row(k)); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for k := 6; k < 60; k++ {
+		all = append(all, k)
+	}
+	full := want(all...)
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				b, err := c.read(ctx, "alice", 1)
+				if err != nil || !strings.HasPrefix(full, string(b)) || len(b)%10 != 0 {
+					errs <- fmt.Sprintf("a concurrent read: %d bytes, err %v, not a prefix of the rows", len(b), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if b, err := c.read(ctx, "alice", 1); err != nil || string(b) != full {
+		t.Fatalf("after the concurrent reads: %d bytes, %v; want all %d rows once", len(b), err, len(all))
 	}
 
 	// Another life is another copy.
