@@ -220,3 +220,69 @@ func TestGridWhileDatabaseDown(t *testing.T) {
 		return err == nil && bytes.Equal(b, readLocal(t, alice.store, "grid.jsonl"))
 	})
 }
+
+// BenchmarkAgentGrid reads another agent's grid.jsonl of 100,000 rows of
+// 100 bytes with nothing new since the last read: from the local copy
+// (one query for the rows past its end, then the file) and, as it was
+// read before the copy, every row from PostgreSQL.
+func BenchmarkAgentGrid(b *testing.B) {
+	ctx := context.Background()
+	db, err := pgxpool.New(ctx, fleettest.PostgresURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	if err := ensureSchema(ctx, db); err != nil {
+		b.Fatal(err)
+	}
+	const rows = 100000
+	if _, err := db.Exec(ctx, `INSERT INTO mfm_grid (agent, life, off, row)
+		SELECT 'alice', 1, g * 100, repeat('x', 99) FROM generate_series(0, $1 - 1) g`, rows); err != nil {
+		b.Fatal(err)
+	}
+	c, err := newGridCopies(filepath.Join(b.TempDir(), "grid"), db, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.close)
+	check := func(n int) {
+		if n != rows*100 {
+			b.Fatalf("read %d bytes, want %d", n, rows*100)
+		}
+	}
+	if g, err := c.read(ctx, "alice", 1); err != nil { // the copy filled once
+		b.Fatal(err)
+	} else {
+		check(len(g))
+	}
+	b.Run("copy", func(b *testing.B) {
+		for range b.N {
+			g, err := c.read(ctx, "alice", 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			check(len(g))
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		for range b.N {
+			r, err := db.Query(ctx, `SELECT row FROM mfm_grid WHERE agent = $1 AND life = $2 ORDER BY off`, "alice", 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var g bytes.Buffer
+			for r.Next() {
+				var s string
+				if err := r.Scan(&s); err != nil {
+					b.Fatal(err)
+				}
+				g.WriteString(s)
+				g.WriteByte('\n')
+			}
+			if err := r.Err(); err != nil {
+				b.Fatal(err)
+			}
+			check(g.Len())
+		}
+	})
+}
