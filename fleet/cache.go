@@ -113,14 +113,6 @@ func (c *fileCache) get(key string, size int64) ([]byte, bool) {
 	return b, true
 }
 
-// has reports whether key is held with size bytes (not a use).
-func (c *fileCache) has(key string, size int64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.items[key]
-	return e != nil && e.Value.(*cacheItem).size == size
-}
-
 // put stores b as key and evicts the least recently used files past the
 // bound. A file larger than the whole bound is not kept. Errors writing
 // are not the reader's: the bytes were served, the cache just misses.

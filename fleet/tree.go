@@ -25,7 +25,6 @@ import (
 // and then from a bounded local cache (shipped episodes never change).
 type Tree struct {
 	cat   *catalog
-	db    *pgxpool.Pool
 	obj   *objects
 	cache *fileCache
 	grids *gridCopies
@@ -45,7 +44,7 @@ func newTree(store *episodes.Store, cat *catalog, db *pgxpool.Pool, obj *objects
 	if err != nil {
 		return nil, err
 	}
-	return &Tree{cat: cat, db: db, obj: obj, cache: cache, grids: grids, notes: newNotesCache(db, cat.self, log)}, nil
+	return &Tree{cat: cat, obj: obj, cache: cache, grids: grids, notes: newNotesCache(db, cat.self, log)}, nil
 }
 
 // close closes the view renderers and the grid copies' files.
