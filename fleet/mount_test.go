@@ -78,6 +78,22 @@ func TestMountShowsOtherAgents(t *testing.T) {
 	if got := run("cat", filepath.Join(q, "agents.alice.ep_000001", "action.json")); !strings.Contains(got, "dig_down") {
 		t.Errorf("action.json through the query's link = %q", got)
 	}
+	// The query's rows say whose they are and where they are in this mount.
+	if got := run("jq", "-r", `.agent + " " + .episode_dir + " " + .id`, filepath.Join(q, "results.jsonl")); got != "alice agents/alice/episodes/ep_000000 ep_000000\nalice agents/alice/episodes/ep_000001 ep_000001\n" {
+		t.Errorf("agent, episode_dir and id of the query's rows = %q", got)
+	}
+	// README.md documents agents/ with who is there right now, and its
+	// example commands work.
+	readme := run("cat", filepath.Join(mnt, "README.md"))
+	i, j := strings.Index(readme, "## Other agents (`agents/`)"), strings.Index(readme, "## Writing")
+	if i < 0 || j < i || !strings.Contains(readme[i:j], "- `alice`: 2 episodes in its life 1") || !strings.Contains(readme[i:j], "you are `bob`") {
+		t.Fatalf("README.md's agents/ section missing, misplaced or wrong:\n%s", readme)
+	}
+	for _, line := range strings.Split(readme[i:j], "\n") {
+		if strings.HasPrefix(line, "cat "+mnt+"/agents/") || strings.HasPrefix(line, "ls '"+mnt+"/q/agent:") {
+			run("sh", "-c", line)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(mnt, "agents", "alice", "index.jsonl"), []byte("x"), 0o644); err == nil {
 		t.Errorf("wrote to another agent's index.jsonl")
 	}

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -74,7 +75,7 @@ func (q *Querier) Query(ctx context.Context, s string) ([][]byte, []string, erro
 			return nil, nil, err
 		}
 		for i, r := range rows {
-			hits = append(hits, hit{at: rowTime(r), row: r, dir: dirs[i]})
+			hits = append(hits, hit{at: rowTime(r), row: labelRow(r, q.self, dirs[i]), dir: dirs[i]})
 		}
 		sort.SliceStable(hits, func(i, j int) bool { return hits[i].at.Before(hits[j].at) })
 		if pq.Last > 0 && len(hits) > pq.Last {
@@ -87,6 +88,27 @@ func (q *Querier) Query(ctx context.Context, s string) ([][]byte, []string, erro
 		rows[i], dirs[i] = h.row, h.dir
 	}
 	return rows, dirs, nil
+}
+
+// labelRow puts "agent" and "episode_dir" (the episode's directory in
+// this mount) first in a row of an agent: query, whose rows come from
+// several agents with the same ids and paths relative to each agent's
+// store. A row that is not a JSON object is left as it is.
+func labelRow(row []byte, agent, dir string) []byte {
+	rest := bytes.TrimLeft(row, " \t")
+	if len(rest) == 0 || rest[0] != '{' {
+		return row
+	}
+	rest = rest[1:]
+	a, _ := json.Marshal(agent)
+	d, _ := json.Marshal(dir)
+	out := make([]byte, 0, len(row)+len(a)+len(d)+32)
+	out = append(append(append(out, `{"agent": `...), a...), `, "episode_dir": `...)
+	out = append(out, d...)
+	if len(bytes.TrimSpace(rest)) > 0 && bytes.TrimSpace(rest)[0] != '}' {
+		out = append(out, ", "...)
+	}
+	return append(out, rest...)
 }
 
 func rowTime(row []byte) time.Time {
@@ -300,7 +322,8 @@ func (q *Querier) collect(ctx context.Context, sql string, args []any, pq *query
 		if err != nil || !pq.Match(&r) || !q.cat.has(agent, life, id) {
 			continue
 		}
-		*hits = append(*hits, hit{at: at, row: r.Raw, dir: q.dir(agent, life, id)})
+		dir := q.dir(agent, life, id)
+		*hits = append(*hits, hit{at: at, row: labelRow(r.Raw, agent, dir), dir: dir})
 	}
 	if err := rows.Err(); err != nil {
 		return n, fmt.Errorf("query: the shared database did not answer: %w", err)

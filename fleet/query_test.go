@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -93,5 +94,27 @@ func TestRangeQueries(t *testing.T) {
 			}
 		}
 		rangeScanMax = old
+	}
+}
+
+// TestLabelRow: a row of an agent: query names its agent and its
+// directory in the mount first, and stays valid JSON with every field it
+// had; a row that is not an object is left alone.
+func TestLabelRow(t *testing.T) {
+	tests := []struct{ row, want string }{
+		{`{"id": "ep_000044", "path": "episodes/ep_000044"}`, `{"agent": "alice", "episode_dir": "agents/alice/episodes/ep_000044", "id": "ep_000044", "path": "episodes/ep_000044"}`},
+		{`{}`, `{"agent": "alice", "episode_dir": "agents/alice/episodes/ep_000044"}`},
+		{` { }`, `{"agent": "alice", "episode_dir": "agents/alice/episodes/ep_000044" }`},
+		{`[1]`, `[1]`},
+		{``, ``},
+	}
+	for _, tt := range tests {
+		got := string(labelRow([]byte(tt.row), "alice", "agents/alice/episodes/ep_000044"))
+		if got != tt.want {
+			t.Errorf("labelRow(%q) = %q, want %q", tt.row, got, tt.want)
+		}
+		if strings.HasPrefix(tt.want, "{") && !json.Valid([]byte(got)) {
+			t.Errorf("labelRow(%q) is not valid JSON: %s", tt.row, got)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"sort"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
@@ -18,6 +19,7 @@ func newReadmeFile(m *mfs) (gofs.InodeEmbedder, error) {
 		}
 		o := m.readmeOptions()
 		o.Provenance = m.provenance(ctx)
+		o.Sections = m.treeSections(ctx)
 		return append(content.Readme(st, o), m.opt.Ablation.readme()...), nil
 	}}, nil
 }
@@ -52,4 +54,35 @@ func (m *mfs) provenance(ctx context.Context) string {
 		return content.ProvenanceFailure(err)
 	}
 	return md
+}
+
+// DocumentedTree is a VirtualTree that describes itself in the mount's
+// README.md: Readme returns a Markdown section ("## …"), asked on every
+// read of README.md (within the render timeout), "" for none.
+type DocumentedTree interface {
+	VirtualTree
+	Readme(ctx context.Context, mountpoint string) string
+}
+
+// treeSections are the README sections of the trees that document
+// themselves, in the order of their names.
+func (m *mfs) treeSections(ctx context.Context) []string {
+	names := make([]string, 0, len(m.opt.Hooks.Trees))
+	for n := range m.opt.Hooks.Trees {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		d, ok := m.opt.Hooks.Trees[n].(DocumentedTree)
+		if !ok {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, m.opt.RenderTimeout)
+		if sec := d.Readme(cctx, m.mountpoint); sec != "" {
+			out = append(out, sec)
+		}
+		cancel()
+	}
+	return out
 }

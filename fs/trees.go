@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -15,9 +16,17 @@ import (
 	"github.com/mfm-project/mfm/fs/content"
 )
 
+// treeDirEntryTTL is the entry timeout of a tree's directories.
+const treeDirEntryTTL = time.Second
+
 // treeDir serves one directory of a Hooks.Trees VirtualTree.
 func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
-	d := &vdir{env: m.nodeEnv}
+	// Directory entries are cached for a second (a directory under a tree
+	// rarely goes away: a shared note's folder can), and so are those of
+	// files sized by Stat (their attributes are still asked for each time,
+	// so a removed one is missing at once); other files and missing names
+	// are asked for every time, so a new episode shows at once.
+	d := &vdir{env: m.nodeEnv, entryTTL: treeDirEntryTTL}
 	call := func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithTimeout(ctx, m.opt.RenderTimeout)
 	}

@@ -15,13 +15,16 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,19 +37,25 @@ import (
 )
 
 var (
-	agentsFlag = flag.String("agents", "2,4,8", "numbers of agents recording at once, one run each")
-	rowsFlag   = flag.Int("rows", 100000, "shared history rows seeded before each run")
-	dur        = flag.Duration("duration", 15*time.Second, "recording time per run")
-	rate       = flag.Float64("rate", 5, "episodes per second per agent")
-	frameSize  = flag.Int("frame", 50000, "bytes of each episode's frame")
-	nq         = flag.Int("queries", 60, "runs of each query")
-	nframes    = flag.Int("frames", 200, "frames read per kind")
-	dirFlag    = flag.String("dir", "/dev/shm", "where the stores go")
-	localFlag  = flag.Bool("local", true, "also measure the local cue index over the same rows (the baseline)")
+	agentsFlag   = flag.String("agents", "2,4,8", "numbers of agents recording at once, one run each")
+	rowsFlag     = flag.Int("rows", 100000, "shared history rows seeded before each run")
+	dur          = flag.Duration("duration", 15*time.Second, "recording time per run")
+	rate         = flag.Float64("rate", 5, "episodes per second per agent")
+	frameSize    = flag.Int("frame", 50000, "bytes of each episode's frame")
+	nq           = flag.Int("queries", 60, "runs of each query")
+	nframes      = flag.Int("frames", 200, "frames read per kind")
+	dirFlag      = flag.String("dir", "/dev/shm", "where the stores go")
+	arrivalsFlag = flag.String("arrivals", "poisson", "when each agent closes its episodes: poisson (independent agents: exponential gaps at the rate, seeded by the agent's number) or lockstep (every agent at the same instants, the rate's period apart)")
+	processFlag  = flag.Bool("mount-process", true, "run agent 0's mount as its own `mfmd mount --shared` process, as an agent runs it (its harness, the other agents' nodes and this bench share this process); false: mount it in this process, which also splits commit -> visible at agent 0's follower")
+	rawFlag      = flag.String("raw", "", "append each observed episode's times to this CSV file (agents, agent, id, close unix µs, close->commit µs, commit->visible µs, commit->tree µs)")
+	localFlag    = flag.Bool("local", true, "also measure the local cue index over the same rows (the baseline)")
 )
 
 func main() {
 	flag.Parse()
+	if *arrivalsFlag != "poisson" && *arrivalsFlag != "lockstep" {
+		log.Fatalf("-arrivals %q: want poisson or lockstep", *arrivalsFlag)
+	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	pg, err := fleettest.StartPostgres(true)
 	if err != nil {
@@ -153,6 +162,22 @@ func localQueries(hist [][][]byte) {
 	fmt.Println()
 }
 
+// arrivals returns a function that waits until agent i's next episode
+// closes.
+func arrivals(i int) func() {
+	period := time.Duration(float64(time.Second) / *rate)
+	if *arrivalsFlag == "lockstep" {
+		tick := time.NewTicker(period)
+		return func() { <-tick.C }
+	}
+	rng := rand.New(rand.NewPCG(uint64(i), 1))
+	at := time.Now()
+	return func() {
+		at = at.Add(time.Duration(rng.ExpFloat64() * float64(period)))
+		time.Sleep(time.Until(at))
+	}
+}
+
 type closed struct {
 	agent, id string
 	at        time.Time
@@ -231,6 +256,11 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 				}
 				hookMu.Unlock()
 			}}
+		if i == 0 && *processFlag {
+			agents[i] = &agent{name: name, store: s, w: w}
+			defer w.Close()
+			continue
+		}
 		if i == 0 {
 			cfg.OnFollowed = func(agent string, life int, id string) {
 				now := time.Now()
@@ -248,8 +278,12 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 		defer w.Close()
 	}
 	st = time.Now()
+	nodes := 0
 	for _, a := range agents {
-		<-a.node.Ready()
+		if a.node != nil {
+			<-a.node.Ready()
+			nodes++
+		}
 	}
 	loadTime := time.Since(st)
 	// What the followers hold in memory: the live heap the nodes added,
@@ -259,20 +293,35 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	held := float64(mem.HeapAlloc) - float64(mem0.HeapAlloc)
-	heapPerRow := held / float64(k) / float64(max(1, len(hist)*len(hist[0])))
+	heapPerRow := held / float64(nodes) / float64(max(1, len(hist)*len(hist[0])))
 	mnt := filepath.Join(root, "mnt0")
 	os.Mkdir(mnt, 0o755)
-	mctx, mcancel := context.WithCancel(ctx)
-	defer mcancel()
-	srv, err := mfmfs.Mount(mctx, agents[0].store, mnt, mfmfs.Options{NoAccessLog: true,
-		Hooks: mfmfs.Hooks{
-			Trees:   map[string]mfmfs.VirtualTree{fleet.TreeName: agents[0].node.Tree()},
-			Querier: agents[0].node.Querier(&index.Querier{Searcher: index.Scan{Store: agents[0].store}}),
-		}})
-	if err != nil {
-		return err
+	// Agent 0's mount, and the node whose querier answers the in-process
+	// queries (agent 0's, or with its mount in a process of its own,
+	// agent 1's: agent:all is the same rows less each one's own).
+	qnode, qstore := agents[0].node, agents[0].store
+	var mountRSS string
+	if *processFlag {
+		qnode, qstore = agents[1].node, agents[1].store
+		stop, rss, err := mountProcess(ctx, agents[0].store.Root, mnt, url, tg, len(hist), len(hist[0]))
+		if err != nil {
+			return err
+		}
+		defer stop()
+		mountRSS = fmt.Sprintf("; agent 0's `mfmd mount` process after the load: %s RSS", rss)
+	} else {
+		mctx, mcancel := context.WithCancel(ctx)
+		defer mcancel()
+		srv, err := mfmfs.Mount(mctx, agents[0].store, mnt, mfmfs.Options{NoAccessLog: true,
+			Hooks: mfmfs.Hooks{
+				Trees:   map[string]mfmfs.VirtualTree{fleet.TreeName: agents[0].node.Tree()},
+				Querier: agents[0].node.Querier(&index.Querier{Searcher: index.Scan{Store: agents[0].store}}),
+			}})
+		if err != nil {
+			return err
+		}
+		defer srv.Unmount()
 	}
-	defer srv.Unmount()
 
 	// Record at once; agent 0's mount watches for every other agent's episode.
 	var mu sync.Mutex
@@ -285,10 +334,9 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 		rec.Add(1)
 		go func() {
 			defer rec.Done()
-			tick := time.NewTicker(time.Duration(float64(time.Second) / *rate))
-			defer tick.Stop()
+			next := arrivals(i)
 			for n := 0; time.Now().Before(stop); n++ {
-				<-tick.C
+				next()
 				var tags []string
 				if n%3 == 0 {
 					tags = []string{"stuck"}
@@ -324,7 +372,10 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 							mu.Unlock()
 							return
 						}
-						time.Sleep(200 * time.Microsecond)
+						// time.Sleep of 0.2 ms takes ~1 ms here (the
+						// runtime's timer resolution); nanosleep
+						// holds the thread for about what it is asked.
+						syscall.Nanosleep(&syscall.Timespec{Nsec: 200_000}, nil)
 					}
 				}()
 			}
@@ -341,6 +392,13 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 	}
 	defer conn.Close(ctx)
 	var toCommit, toTree, toStat, shipToSee, total []time.Duration
+	var raw *os.File
+	if *rawFlag != "" {
+		if raw, err = os.OpenFile(*rawFlag, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return err
+		}
+		defer raw.Close()
+	}
 	lost := 0
 	hookMu.Lock()
 	for _, c := range closes {
@@ -351,22 +409,31 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 			continue
 		}
 		total = append(total, v)
-		cm, ok1 := committed[key]
-		fo, ok2 := followed[key]
-		if !ok1 || !ok2 {
+		cm, ok := committed[key]
+		if !ok {
 			continue
 		}
 		seen := c.at.Add(v)
 		toCommit = append(toCommit, cm.Sub(c.at))
-		toTree = append(toTree, fo.Sub(cm))
-		toStat = append(toStat, seen.Sub(fo))
 		shipToSee = append(shipToSee, seen.Sub(cm))
+		fo, split := followed[key]
+		if split {
+			toTree = append(toTree, fo.Sub(cm))
+			toStat = append(toStat, seen.Sub(fo))
+		}
+		if raw != nil {
+			tree := "" // the split at the follower: in-process mounts only
+			if split {
+				tree = fmt.Sprint(fo.Sub(cm).Microseconds())
+			}
+			fmt.Fprintf(raw, "%d,%s,%s,%d,%d,%d,%s\n", k, c.agent, c.id, c.at.UnixMicro(), cm.Sub(c.at).Microseconds(), seen.Sub(cm).Microseconds(), tree)
+		}
 	}
 	hookMu.Unlock()
 	var rows int
 	conn.QueryRow(ctx, `SELECT count(*) FROM mfm_episodes`).Scan(&rows)
-	fmt.Printf("## %d agents recording at once (%d episodes recorded by the observed agents, %d shared rows at the end; history seeded in %v, loaded by each follower in %v; the nodes' live heap after the load %.0f MB, %.0f bytes per follower and row)\n\n",
-		k, len(closes), rows, seedTime.Round(time.Millisecond), loadTime.Round(time.Millisecond), held/1e6, heapPerRow)
+	fmt.Printf("## %d agents recording at once (%d episodes recorded by the observed agents, %d shared rows at the end; history seeded in %v, loaded by each follower in %v; the live heap of this process's %d nodes after the load %.0f MB, %.0f bytes per follower and row%s)\n\n",
+		k, len(closes), rows, seedTime.Round(time.Millisecond), loadTime.Round(time.Millisecond), nodes, held/1e6, heapPerRow, mountRSS)
 	fmt.Println("| episode close -> | p50 | p99 | max |")
 	fmt.Println("| --- | --- | --- | --- |")
 	for _, r := range []struct {
@@ -392,7 +459,7 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 
 	// Cue queries with agent:all through the mount (a new query string
 	// each run: the mount caches results per string) and in process.
-	q := agents[0].node.Querier(&index.Querier{Searcher: index.Scan{Store: agents[0].store}})
+	q := qnode.Querier(&index.Querier{Searcher: index.Scan{Store: qstore}})
 	fmt.Println("| query (N = 20, 21, …: a new string each run) | through the mount p50 | p99 | in process p50 | matches (N = 20) |")
 	fmt.Println("| --- | --- | --- | --- | --- |")
 	for _, qs := range queries {
@@ -425,12 +492,16 @@ func run(pg *fleettest.Postgres, s3 *fleettest.S3Server, k int, hist [][][]byte)
 	// Frames: another agent's through the mount, cold then cached, beside
 	// agent 0's own (through its mount's episodes/ and natively).
 	var cold, cached, ownMount, native []time.Duration
-	ids := agents[0].node.Tree()
-	names, _ := ids.ReadDir(ctx, "a1/episodes")
+	var names []string
+	if ents, err := os.ReadDir(filepath.Join(mnt, "agents", "a1", "episodes")); err == nil {
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+	}
 	own, _ := os.ReadDir(agents[0].store.Path(episodes.EpisodesDir))
 	n := min(*nframes, len(names), len(own))
 	for i := range n {
-		id := strings.TrimSuffix(names[i], "/")
+		id := names[i]
 		p := filepath.Join(mnt, "agents", "a1", "episodes", id, "observation", "image.png")
 		for _, d := range []*[]time.Duration{&cold, &cached} {
 			t0 := time.Now()
@@ -475,3 +546,57 @@ func pct(d []time.Duration) (p50, p99 time.Duration) {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+// mountProcess builds mfmd and mounts store at mnt as agent a0 with
+// --shared, in a process of its own, and waits until its follower has
+// loaded the history (agents hist-0 … of rows each). stop unmounts it.
+func mountProcess(ctx context.Context, store, mnt, url string, tg fleettest.S3Target, agents, rows int) (stop func(), rss string, err error) {
+	bin := filepath.Join(filepath.Dir(store), "mfmd")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mfm-project/mfm/cmd/mfmd").CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("build mfmd: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "mount", "--store", store, "--shared", url, "--objects", tg.URL("team"),
+		"--objects-endpoint", tg.Endpoint, "--agent", "a0", mnt)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+tg.Access, "AWS_SECRET_ACCESS_KEY="+tg.Secret)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		return nil, "", fmt.Errorf("mfmd mount: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stop = func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	last := filepath.Join(mnt, "agents", fmt.Sprintf("hist-%d", agents-1), episodes.IndexFileName)
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		if b, err := os.ReadFile(last); err == nil && bytes.Count(b, []byte("\n")) == rows {
+			break
+		}
+		select {
+		case err := <-done:
+			return nil, "", fmt.Errorf("mfmd mount exited (%v):\n%s", err, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, "", fmt.Errorf("mfmd mount did not load the history in 10 min:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				rss = strings.TrimSpace(v)
+			}
+		}
+	}
+	return stop, rss, nil
+}

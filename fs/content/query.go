@@ -397,7 +397,7 @@ func QueryReadme(grammar string, views bool) []byte {
 	b.WriteString("    jq -r .summary 'q/tag:stuck last:5/results.jsonl'\n")
 	b.WriteString("    ls -l 'q/tag:stuck last:5/'\n\n")
 	b.WriteString("q/<query>/ holds:\n\n")
-	b.WriteString("- results.jsonl: the matching index rows, verbatim, one per line\n")
+	b.WriteString("- results.jsonl: the matching index rows, verbatim, one per line (with agent:, each starts with \"agent\" and \"episode_dir\")\n")
 	b.WriteString("- count: the number of matches\n")
 	if views {
 		fmt.Fprintf(&b, "- sheet.png: a labelled contact sheet of the frames of the last %d matches\n", SheetMaxTiles)

@@ -22,6 +22,9 @@ type ReadmeOptions struct {
 	// Provenance is a Markdown section ("## Provenance" …) naming the
 	// artifact the store was seeded from; "" when it was not seeded.
 	Provenance string
+	// Sections are Markdown sections ("## …") of the extra top-level
+	// trees (Hooks.Trees that document themselves), shown before Writing.
+	Sections []string
 }
 
 // Readme renders the mount's README.md from live statistics: what is
@@ -47,6 +50,9 @@ func Readme(st Stats, o ReadmeOptions) []byte {
 	r.files()
 	r.search()
 	r.look()
+	for _, sec := range o.Sections {
+		r.p("%s\n\n", strings.TrimRight(sec, "\n"))
+	}
 	r.writing()
 	r.errors()
 	return r.b.Bytes()
