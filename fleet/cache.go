@@ -23,7 +23,9 @@ const DefaultCacheBytes int64 = 1 << 30
 // are removed when the total would pass the bound. Entries are keyed by
 // their slash path under the directory. What it holds survives a restart:
 // at open the directory is scanned and its files enter the LRU order by
-// modification time (oldest first out).
+// modification time (oldest first out). A pinned file (pin, putPinned)
+// is not evicted until it is unpinned: a draw reads the files it fetched
+// from disk, and they must still be there when it does.
 type fileCache struct {
 	dir   string
 	limit int64
@@ -37,6 +39,7 @@ type fileCache struct {
 type cacheItem struct {
 	key  string
 	size int64
+	pins int // uses in progress (a draw reading the file); > 0: not evicted
 }
 
 // openFileCache opens (creating) the cache in dir with a bound of limit
@@ -110,45 +113,77 @@ func (c *fileCache) get(key string, size int64) ([]byte, bool) {
 	return b, true
 }
 
-// has reports whether key is held with size bytes (not a use).
-func (c *fileCache) has(key string, size int64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.items[key]
-	return e != nil && e.Value.(*cacheItem).size == size
-}
-
 // put stores b as key and evicts the least recently used files past the
 // bound. A file larger than the whole bound is not kept. Errors writing
 // are not the reader's: the bytes were served, the cache just misses.
-func (c *fileCache) put(key string, b []byte) {
+func (c *fileCache) put(key string, b []byte) { c.store(key, b, false) }
+
+// putPinned is put, and pins key when it is held (it reports whether it
+// is): the file stays until unpin, even past the bound.
+func (c *fileCache) putPinned(key string, b []byte) bool { return c.store(key, b, true) }
+
+func (c *fileCache) store(key string, b []byte, pin bool) bool {
 	size := int64(len(b))
 	if size > c.limit {
-		return
+		return false
 	}
 	p := c.path(key)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return
+		return false
 	}
 	tmp := p + ".tmp-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if err := os.WriteFile(tmp, b, 0o444); err != nil {
 		os.Remove(tmp)
-		return
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := os.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
-		return
+		return false
 	}
-	if e := c.items[key]; e != nil {
+	e := c.items[key]
+	if e != nil {
 		c.total -= e.Value.(*cacheItem).size
 		e.Value.(*cacheItem).size = size
 		c.order.MoveToFront(e)
 	} else {
-		c.items[key] = c.order.PushFront(&cacheItem{key: key, size: size})
+		e = c.order.PushFront(&cacheItem{key: key, size: size})
+		c.items[key] = e
 	}
 	c.total += size
+	if pin {
+		e.Value.(*cacheItem).pins++
+	}
+	c.evict()
+	return true
+}
+
+// pin pins key when it is held with size bytes (a use: it becomes the
+// most recent) and reports whether it is; a pinned file is not evicted
+// until unpin.
+func (c *fileCache) pin(key string, size int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.items[key]
+	if e == nil || e.Value.(*cacheItem).size != size {
+		return false
+	}
+	e.Value.(*cacheItem).pins++
+	c.order.MoveToFront(e)
+	return true
+}
+
+// unpin releases one pin of each key (pin, putPinned) and evicts what
+// now passes the bound.
+func (c *fileCache) unpin(keys ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		if e := c.items[k]; e != nil && e.Value.(*cacheItem).pins > 0 {
+			e.Value.(*cacheItem).pins--
+		}
+	}
 	c.evict()
 }
 
@@ -161,15 +196,15 @@ func (c *fileCache) drop(key string) {
 	}
 }
 
-// evict removes least recently used files until the total is within the
-// bound (c.mu held).
+// evict removes least recently used files that are not pinned until the
+// total is within the bound, or only pinned files are left (c.mu held).
 func (c *fileCache) evict() {
-	for c.total > c.limit {
-		e := c.order.Back()
-		if e == nil {
-			return
+	for e := c.order.Back(); e != nil && c.total > c.limit; {
+		prev := e.Prev()
+		if e.Value.(*cacheItem).pins == 0 {
+			c.remove(e)
 		}
-		c.remove(e)
+		e = prev
 	}
 }
 

@@ -132,7 +132,14 @@ func Start(cfg Config) (*Node, error) {
 	n.follow = newFollower(db, cfg.Postgres, cfg.Agent, n.cat, cfg.Logger)
 	n.follow.before = n.ensureSchema
 	n.follow.onRow = cfg.OnFollowed
-	n.tree = &Tree{cat: n.cat, db: db, obj: obj, cache: cache}
+	n.tree, err = newTree(cfg.Store, n.cat, db, obj, cache, cfg.Logger)
+	if err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
+	n.follow.notesListening = n.tree.notes.setListening
+	n.follow.onNotes = n.tree.notes.invalidate
 	if cfg.Views != nil {
 		n.tree.views = &views{open: cfg.Views, by: map[string]ViewRenderer{}}
 	}
@@ -203,9 +210,7 @@ func (n *Node) ShipStatus() (shipped int64, err error) {
 func (n *Node) Close() {
 	n.cancel()
 	n.wg.Wait()
-	if n.tree.views != nil {
-		n.tree.views.close()
-	}
+	n.tree.close()
 	n.cat.close()
 	n.db.Close()
 }

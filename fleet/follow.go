@@ -46,6 +46,11 @@ type follower struct {
 	onRow func(agent string, life int, id string)
 	// before runs before each connection's catch-up (creates the schema).
 	before func(context.Context) error
+	// notesListening, when set, is told when the LISTEN on notesChannel
+	// starts (true) and ends (false), and onNotes is called with the
+	// payload (an agent's name) of each notification on it.
+	notesListening func(on bool)
+	onNotes        func(agent string)
 }
 
 func newFollower(db *pgxpool.Pool, url, self string, cat *catalog, log *slog.Logger) *follower {
@@ -88,6 +93,13 @@ func (f *follower) listen(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
+	if f.notesListening != nil {
+		if _, err := conn.Exec(ctx, "LISTEN "+notesChannel); err != nil {
+			return err
+		}
+		f.notesListening(true)
+		defer f.notesListening(false)
+	}
 	if err := f.fetch(ctx); err != nil {
 		return err
 	}
@@ -112,6 +124,12 @@ func (f *follower) listen(ctx context.Context) error {
 		// a burst costs a few empty reads, ~0.2 ms each, rather than a
 		// delay on every row).
 		announced := false
+		if n != nil && n.Channel == notesChannel {
+			if f.onNotes != nil {
+				f.onNotes(n.Payload)
+			}
+			announced = true // a change of notes, not a row: nothing to read
+		}
 		if n != nil && n.Channel == notifyChannel {
 			r, whole, perr := parseAnnouncement(n.Payload)
 			if perr != nil {

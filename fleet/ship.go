@@ -496,7 +496,9 @@ const mineEvery = 500 * time.Millisecond
 const maxNoteSize = 1 << 20
 
 // shipMine mirrors the agent's mine/ files into mfm_notes: changed files
-// are upserted, removed ones deleted.
+// are upserted, removed ones deleted, in one transaction that announces
+// the change on notesChannel (payload: the agent) when a row changed, so
+// the other agents' caches of these notes drop them.
 func (s *shipper) shipMine(ctx context.Context) error {
 	root := s.store.Path("mine")
 	now := map[string]noteStamp{}
@@ -521,6 +523,9 @@ func (s *shipper) shipMine(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("share mine/: %w", err)
 	}
+	b := &pgx.Batch{}
+	shipped := map[string]noteStamp{}
+	var removed []string
 	for rel, st := range now {
 		if old, ok := s.notes[rel]; ok && old == st {
 			continue
@@ -529,20 +534,48 @@ func (s *shipper) shipMine(ctx context.Context) error {
 		if err != nil {
 			continue // removed or unreadable since the walk: next cycle
 		}
-		if _, err := s.db.Exec(ctx, `INSERT INTO mfm_notes (agent, path, body) VALUES ($1, $2, $3)
+		b.Queue(`INSERT INTO mfm_notes (agent, path, body) VALUES ($1, $2, $3)
 			ON CONFLICT (agent, path) DO UPDATE SET body = EXCLUDED.body, updated = now()
-			WHERE mfm_notes.body IS DISTINCT FROM EXCLUDED.body`, s.agent, rel, body); err != nil {
-			return fmt.Errorf("share mine/%s: %w", rel, err)
-		}
-		s.notes[rel] = st
+			WHERE mfm_notes.body IS DISTINCT FROM EXCLUDED.body`, s.agent, rel, body)
+		shipped[rel] = st
 	}
 	for rel := range s.notes {
-		if _, ok := now[rel]; ok {
-			continue
+		if _, ok := now[rel]; !ok {
+			b.Queue(`DELETE FROM mfm_notes WHERE agent = $1 AND path = $2`, s.agent, rel)
+			removed = append(removed, rel)
 		}
-		if _, err := s.db.Exec(ctx, `DELETE FROM mfm_notes WHERE agent = $1 AND path = $2`, s.agent, rel); err != nil {
-			return fmt.Errorf("share mine/: remove %s: %w", rel, err)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		n := b.Len()
+		br := tx.SendBatch(ctx, b)
+		changed := false
+		for range n {
+			tag, err := br.Exec()
+			if err != nil {
+				br.Close()
+				return err
+			}
+			changed = changed || tag.RowsAffected() > 0
 		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		if !changed {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notesChannel, s.agent)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("share mine/ of %s: %w", s.agent, err)
+	}
+	for rel, st := range shipped {
+		s.notes[rel] = st
+	}
+	for _, rel := range removed {
 		delete(s.notes, rel)
 	}
 	return nil

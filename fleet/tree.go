@@ -1,15 +1,14 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"log/slog"
 	"path"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -26,10 +25,34 @@ import (
 // and then from a bounded local cache (shipped episodes never change).
 type Tree struct {
 	cat   *catalog
-	db    *pgxpool.Pool
 	obj   *objects
 	cache *fileCache
+	grids *gridCopies
+	notes *notesCache
 	views *views // nil: no views under agents/
+}
+
+// newTree returns the tree over cat, keeping its local copies of the
+// other agents' grid rows in store/.mfm/fleet/grid/ and their notes in a
+// notesCache (which the follower keeps current: Node wires it).
+func newTree(store *episodes.Store, cat *catalog, db *pgxpool.Pool, obj *objects, cache *fileCache, log *slog.Logger) (*Tree, error) {
+	dir, err := store.MetaPath("fleet", "grid")
+	if err != nil {
+		return nil, err
+	}
+	grids, err := newGridCopies(dir, db, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Tree{cat: cat, obj: obj, cache: cache, grids: grids, notes: newNotesCache(db, cat.self, log)}, nil
+}
+
+// close closes the view renderers and the grid copies' files.
+func (t *Tree) close() {
+	if t.views != nil {
+		t.views.close()
+	}
+	t.grids.close()
 }
 
 var errNotExist = iofs.ErrNotExist
@@ -75,11 +98,35 @@ func (t *Tree) Open(ctx context.Context, p string) ([]byte, bool, error) {
 	return b, false, err
 }
 
-// node is a resolved path: a directory with its listing, or a file.
+// Stat sizes p without reading it (fs.VirtualStatter): an episode file
+// by its row's file list, so a lookup or ls -l does not fetch it from the
+// object store; a shared note by the size its agent's notes were listed
+// with; a directory as such. Other files (index.jsonl, grid.jsonl, views)
+// answer errors.ErrUnsupported: the mount reads them with Open.
+func (t *Tree) Stat(ctx context.Context, p string) (int64, bool, error) {
+	if p == "" {
+		return 0, true, nil
+	}
+	n, err := t.resolve(ctx, p)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case n.dir:
+		return 0, true, nil
+	case !n.sized:
+		return 0, false, errors.ErrUnsupported
+	}
+	return n.size, false, nil
+}
+
+// node is a resolved path: a directory with its listing, or a file (with
+// its size when it is known without reading it).
 type node struct {
-	dir  bool
-	list func(ctx context.Context) ([]string, error)
-	read func(ctx context.Context) ([]byte, error)
+	dir   bool
+	list  func(ctx context.Context) ([]string, error)
+	read  func(ctx context.Context) ([]byte, error)
+	size  int64
+	sized bool
 }
 
 func dirNode(names ...string) *node {
@@ -197,7 +244,8 @@ func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 	for _, f := range ep.files {
 		if f.Path == rel {
 			f := f
-			return &node{read: func(ctx context.Context) ([]byte, error) { return t.file(ctx, agent, life, id, f) }}, nil
+			return &node{read: func(ctx context.Context) ([]byte, error) { return t.file(ctx, agent, life, id, f) },
+				size: f.Size, sized: true}, nil
 		}
 	}
 	// A directory of the episode: the names one level below rel.
@@ -242,6 +290,17 @@ func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fi
 	if b, ok := t.cache.get(key, f.Size); ok {
 		return b, nil
 	}
+	b, err := t.fetch(ctx, agent, life, id, f)
+	if err != nil {
+		return nil, err
+	}
+	t.cache.put(key, b)
+	return b, nil
+}
+
+// fetch reads an episode file from the object store and checks its size
+// against the row's file list.
+func (t *Tree) fetch(ctx context.Context, agent string, life int, id string, f fileEntry) ([]byte, error) {
 	b, err := t.obj.get(ctx, t.obj.key(agent, life, id, f.Path))
 	if err != nil {
 		return nil, fmt.Errorf("agents/%s: %s/%s: the object store did not answer (try again): %w", agent, id, f.Path, err)
@@ -249,97 +308,42 @@ func (t *Tree) file(ctx context.Context, agent string, life int, id string, f fi
 	if int64(len(b)) != f.Size {
 		return nil, fmt.Errorf("agents/%s: %s/%s: the object store has %d bytes, the row says %d", agent, id, f.Path, len(b), f.Size)
 	}
-	t.cache.put(key, b)
 	return b, nil
 }
 
+// grid is agent's life's grid.jsonl: the local copy, brought up to date
+// with the rows shipped since (gridCopies).
 func (t *Tree) grid(ctx context.Context, agent string, life int) ([]byte, error) {
-	rows, err := t.db.Query(ctx, `SELECT row FROM mfm_grid WHERE agent = $1 AND life = $2 ORDER BY off`, agent, life)
-	if err != nil {
-		return nil, fmt.Errorf("agents/%s/grid.jsonl: the shared database did not answer: %w", agent, err)
-	}
-	defer rows.Close()
-	var b bytes.Buffer
-	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
-			return nil, fmt.Errorf("agents/%s/grid.jsonl: %w", agent, err)
-		}
-		b.WriteString(r)
-		b.WriteByte('\n')
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("agents/%s/grid.jsonl: %w", agent, err)
-	}
-	return b.Bytes(), nil
+	return t.grids.read(ctx, agent, life)
 }
 
-// notesTimeout bounds the notes look-ups a listing makes, so a database
-// that is down slows ls agents/ by at most this much.
-const notesTimeout = 500 * time.Millisecond
-
+// noteAgents lists the other agents with shared notes.
 func (t *Tree) noteAgents(ctx context.Context) []string {
-	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
-	defer cancel()
-	rows, err := t.db.Query(ctx, `SELECT DISTINCT agent FROM mfm_notes`)
-	if err != nil {
-		return nil
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		if rows.Scan(&a) == nil && a != t.self() {
-			out = append(out, a)
-		}
-	}
-	return out
+	names, _ := t.notes.agents(ctx)
+	return names
 }
 
 func (t *Tree) self() string { return t.cat.self }
 
-func (t *Tree) hasNotes(ctx context.Context, agent string) bool {
-	if agent == t.self() {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(ctx, notesTimeout)
-	defer cancel()
-	var ok bool
-	err := t.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mfm_notes WHERE agent = $1)`, agent).Scan(&ok)
-	return err == nil && ok
-}
+func (t *Tree) hasNotes(ctx context.Context, agent string) bool { return t.notes.has(ctx, agent) }
 
 // mineNode serves agents/NAME/mine/rel from the shared notes.
 func (t *Tree) mineNode(ctx context.Context, agent, rel string) (*node, error) {
-	rows, err := t.db.Query(ctx, `SELECT path FROM mfm_notes WHERE agent = $1 ORDER BY path`, agent)
+	e, err := t.notes.notesOf(ctx, agent)
 	if err != nil {
 		return nil, fmt.Errorf("agents/%s/mine: the shared database did not answer: %w", agent, err)
 	}
-	var paths []string
-	for rows.Next() {
-		var p string
-		if rows.Scan(&p) == nil {
-			paths = append(paths, p)
-		}
+	if n := e.notes[rel]; n != nil {
+		return &node{read: func(ctx context.Context) ([]byte, error) { return t.notes.body(ctx, agent, rel) },
+			size: n.size, sized: true}, nil
 	}
-	rows.Close()
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
 	}
 	seen := map[string]bool{}
 	var names []string
-	for _, p := range paths {
-		if p == rel {
-			return &node{read: func(ctx context.Context) ([]byte, error) {
-				var body []byte
-				err := t.db.QueryRow(ctx, `SELECT body FROM mfm_notes WHERE agent = $1 AND path = $2`, agent, rel).Scan(&body)
-				if err != nil {
-					return nil, fmt.Errorf("agents/%s/mine/%s: %w", agent, rel, err)
-				}
-				return body, nil
-			}}, nil
-		}
+	for _, p := range e.paths {
 		if !strings.HasPrefix(p, prefix) {
 			continue
 		}

@@ -79,6 +79,10 @@ func (t *Tree) viewNode(agent string, life int, id, rel string) *node {
 		return nil
 	}
 	return &node{read: func(ctx context.Context) ([]byte, error) {
+		// The files the view reads stay pinned in the cache until it is
+		// rendered: fetching one must not evict another it needs.
+		var pinned []string
+		defer func() { t.cache.unpin(pinned...) }()
 		if id != "" {
 			// Every file of the episode, so a sheet finds all its frames.
 			ep := t.cat.episode(agent, life, id)
@@ -86,12 +90,11 @@ func (t *Tree) viewNode(agent string, life int, id, rel string) *node {
 				return nil, errNotExist
 			}
 			for _, f := range ep.files {
-				if t.cache.has(episodeKey(agent, life, id, f.Path), f.Size) {
-					continue
-				}
-				if _, err := t.file(ctx, agent, life, id, f); err != nil {
+				key, err := t.pinFile(ctx, agent, life, id, f)
+				if err != nil {
 					return nil, err
 				}
+				pinned = append(pinned, key)
 			}
 		} else {
 			// A map: the life's index and grid as they are now.
@@ -102,8 +105,8 @@ func (t *Tree) viewNode(agent string, life int, id, rel string) *node {
 			}
 			// Both only grow, so a copy of the same size is the same.
 			for name, b := range map[string][]byte{episodes.IndexFileName: idx, episodes.GridFileName: grid} {
-				if key := lifeKey(agent, life) + "/" + name; !t.cache.has(key, int64(len(b))) {
-					t.cache.put(key, b)
+				if key := lifeKey(agent, life) + "/" + name; t.cache.pin(key, int64(len(b))) || t.cache.putPinned(key, b) {
+					pinned = append(pinned, key)
 				}
 			}
 		}
@@ -171,26 +174,30 @@ func (v *SharedViewer) Stable(rel string) bool {
 }
 
 // Sheet renders frames as the local viewer does, with frames under
-// agents/ read from the file cache; one that cannot be fetched is drawn
-// as missing.
+// agents/ read from the file cache (pinned there until the sheet is
+// drawn); one that cannot be fetched is drawn as missing.
 func (v *SharedViewer) Sheet(ctx context.Context, frames, labels []string) ([]byte, error) {
 	out := make([]string, len(frames))
+	var pinned []string
+	defer func() { v.tree.cache.unpin(pinned...) }()
 	for i, f := range frames {
 		out[i] = f
 		if v.cacheRel == "" || !strings.HasPrefix(f, TreeName+"/") {
 			continue
 		}
 		out[i] = "agents-frame-unavailable/" + f
-		if key, ok := v.tree.fetchFrame(ctx, strings.TrimPrefix(f, TreeName+"/")); ok {
+		if key, ok := v.tree.pinFrame(ctx, strings.TrimPrefix(f, TreeName+"/")); ok {
+			pinned = append(pinned, key)
 			out[i] = v.cacheRel + "/" + key
 		}
 	}
 	return v.LocalViewer.Sheet(ctx, out, labels)
 }
 
-// fetchFrame brings the episode file at p (NAME/[previous/life_N/]
-// episodes/<id>/<path>) into the cache and returns its cache key.
-func (t *Tree) fetchFrame(ctx context.Context, p string) (string, bool) {
+// pinFrame brings the episode file at p (NAME/[previous/life_N/]
+// episodes/<id>/<path>) into the cache, pinned, and returns its cache
+// key; the caller unpins it.
+func (t *Tree) pinFrame(ctx context.Context, p string) (string, bool) {
 	parts := strings.Split(p, "/")
 	if len(parts) < 4 {
 		return "", false
@@ -214,15 +221,26 @@ func (t *Tree) fetchFrame(ctx context.Context, p string) (string, bool) {
 	}
 	for _, f := range ep.files {
 		if f.Path == rel {
-			key := episodeKey(agent, life, id, f.Path)
-			if t.cache.has(key, f.Size) {
-				return key, true
-			}
-			if _, err := t.file(ctx, agent, life, id, f); err != nil || !t.cache.has(key, f.Size) {
-				return "", false
-			}
-			return key, true
+			key, err := t.pinFile(ctx, agent, life, id, f)
+			return key, err == nil
 		}
 	}
 	return "", false
+}
+
+// pinFile brings an episode file into the cache, pinned (fileCache.pin),
+// and returns its key; the caller unpins it after reading it from disk.
+func (t *Tree) pinFile(ctx context.Context, agent string, life int, id string, f fileEntry) (string, error) {
+	key := episodeKey(agent, life, id, f.Path)
+	if t.cache.pin(key, f.Size) {
+		return key, nil
+	}
+	b, err := t.fetch(ctx, agent, life, id, f)
+	if err != nil {
+		return "", err
+	}
+	if !t.cache.putPinned(key, b) {
+		return "", fmt.Errorf("agents/%s: %s/%s: %d bytes could not be kept in the file cache %s (its bound is %d bytes)", agent, id, f.Path, len(b), t.cache.dir, t.cache.limit)
+	}
+	return key, nil
 }

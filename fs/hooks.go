@@ -61,6 +61,18 @@ type VirtualTree interface {
 	Open(ctx context.Context, path string) (data []byte, isDir bool, err error)
 }
 
+// VirtualStatter is optionally implemented by a VirtualTree whose files
+// can be sized without producing their bytes (bytes fetched from
+// elsewhere): the mount then answers lookup and getattr with Stat and
+// calls Open only when a file is opened. Stat returns the size of a file,
+// or isDir for a directory; a missing path returns an error satisfying
+// errors.Is(err, fs.ErrNotExist), and a path it cannot size without
+// reading it one satisfying errors.Is(err, errors.ErrUnsupported), for
+// which the mount calls Open as for a tree without Stat.
+type VirtualStatter interface {
+	Stat(ctx context.Context, path string) (size int64, isDir bool, err error)
+}
+
 // Hooks are the optional library services a mount serves.
 type Hooks struct {
 	Querier Querier

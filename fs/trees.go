@@ -22,8 +22,10 @@ const treeDirEntryTTL = time.Second
 // treeDir serves one directory of a Hooks.Trees VirtualTree.
 func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 	// Directory entries are cached for a second (a directory under a tree
-	// rarely goes away: a shared note's folder can); files and missing
-	// names are asked for every time, so a new episode shows at once.
+	// rarely goes away: a shared note's folder can), and so are those of
+	// files sized by Stat (their attributes are still asked for each time,
+	// so a removed one is missing at once); other files and missing names
+	// are asked for every time, so a new episode shows at once.
 	d := &vdir{env: m.nodeEnv, entryTTL: treeDirEntryTTL}
 	call := func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithTimeout(ctx, m.opt.RenderTimeout)
@@ -31,7 +33,7 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 	d.lookup = func(ctx context.Context, name string) (gofs.InodeEmbedder, uint32, syscall.Errno) {
 		p := path.Join(dir, name)
 		cctx, cancel := call(ctx)
-		_, isDir, err := t.Open(cctx, p)
+		_, isDir, sized, err := treeStat(cctx, t, p)
 		cancel()
 		if errors.Is(err, iofs.ErrNotExist) {
 			return nil, 0, syscall.ENOENT
@@ -42,7 +44,7 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 		if isDir {
 			return m.treeDir(t, root, p), fuse.S_IFDIR, 0
 		}
-		return &bytesFile{env: m.nodeEnv, kind: root, content: func(ctx context.Context) ([]byte, error) {
+		read := func(ctx context.Context) ([]byte, error) {
 			cctx, cancel := call(ctx)
 			defer cancel()
 			b, _, err := t.Open(cctx, p)
@@ -50,6 +52,18 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 				err = content.Invalid(err)
 			}
 			return b, err
+		}
+		if !sized {
+			return &bytesFile{env: m.nodeEnv, kind: root, content: read}, fuse.S_IFREG, 0
+		}
+		return &statFile{bytesFile: bytesFile{env: m.nodeEnv, kind: root, content: read}, stat: func(ctx context.Context) (int64, error) {
+			cctx, cancel := call(ctx)
+			defer cancel()
+			size, _, _, err := treeStat(cctx, t, p)
+			if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+				err = content.Invalid(err)
+			}
+			return size, err
 		}}, fuse.S_IFREG, 0
 	}
 	d.list = func(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
@@ -70,6 +84,41 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 		return out, 0
 	}
 	return d
+}
+
+// treeStat sizes p with t's Stat when t has one and can (sized), else
+// reads it with Open.
+func treeStat(ctx context.Context, t VirtualTree, p string) (size int64, isDir, sized bool, err error) {
+	if st, ok := t.(VirtualStatter); ok {
+		size, isDir, err := st.Stat(ctx, p)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return size, isDir, err == nil && !isDir, err
+		}
+	}
+	b, isDir, err := t.Open(ctx, p)
+	return int64(len(b)), isDir, false, err
+}
+
+// statFile is a file of a VirtualTree sized by its Stat: getattr asks
+// stat, and the bytes are produced only when the file is opened or read.
+type statFile struct {
+	bytesFile
+	stat func(ctx context.Context) (int64, error)
+}
+
+var _ = (gofs.NodeGetattrer)((*statFile)(nil))
+
+func (f *statFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if _, ok := fh.(*bytesHandle); ok {
+		return f.bytesFile.Getattr(ctx, fh, out)
+	}
+	size, err := f.stat(ctx)
+	if err != nil {
+		return f.env.fail(ctx, "/"+f.env.storePath(&f.Inode), err)
+	}
+	out.SetTimeout(f.ttl)
+	f.env.virtualAttr(&out.Attr, fuse.S_IFREG|0o444, uint64(size))
+	return 0
 }
 
 // treeRootEntries are the root entries of Hooks.Trees, sorted by name;
