@@ -291,10 +291,11 @@ type gridRow struct {
 // gridRows reads the complete grid rows of l from offset from; end is the
 // offset past them.
 func gridRows(l episodes.Life, from int64) (rows []gridRow, end int64, err error) {
+	// Blank lines are shipped too: the other mounts' copies take rows only
+	// where the previous one ended, so a skipped line would hold back
+	// every row after it.
 	end, err = episodes.ScanFile(l.GridPath(), from, func(line episodes.Line) error {
-		if len(line.Data) > 0 {
-			rows = append(rows, gridRow{line.Offset, string(line.Data)})
-		}
+		rows = append(rows, gridRow{line.Offset, string(line.Data)})
 		return nil
 	})
 	if err != nil {
