@@ -181,41 +181,57 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 	if len(words) > 0 {
 		conds = append(conds, "words @> "+arg(words)+"::text[]")
 	}
-	sql := "SELECT agent, life, id, row, at FROM mfm_episodes WHERE " + strings.Join(conds, " AND ")
+	sql := "SELECT agent, life, num, id, row, at FROM mfm_episodes WHERE " + strings.Join(conds, " AND ")
 	var hits []hit
 	if pq.Last == 0 {
-		if _, err := q.collect(ctx, sql+" ORDER BY at, agent, life, num", args, pq, &hits, 0); err != nil {
+		cands, err := q.candidates(ctx, sql+" ORDER BY at, agent, life, num", args)
+		if err != nil {
 			return nil, err
 		}
-		return hits, nil
+		return q.match(pq, cands, hits, 0), nil
 	}
 	// Newest first, a page at a time, until Last rows pass the exact match.
-	// The planner walks the at index backwards and filters, which is fast
-	// when matches are spread over time; when a steps or near: range holds
-	// few rows they are read by the range's index and sorted instead (a
-	// range's matches can all be old: steps grow with time, and the walk
-	// would pass every newer row first).
-	page := max(pq.Last*2, 64)
+	// Without a range, the at index is walked backwards. With a steps: or
+	// near: range, its GiST index (the range's columns and at) is read
+	// nearest to the far future first, which is newest first inside the
+	// range: the walk back over time would pass every newer row outside
+	// it, and a range's rows can all be old (steps grow with time).
+	order := " ORDER BY at DESC"
 	if len(ranges) > 0 {
-		few, err := q.fewInRange(ctx, pq, page)
-		if err != nil {
-			return nil, err
-		}
-		if few {
-			// OFFSET 0 keeps the subquery whole: the outer conditions
-			// and the ORDER BY cannot reach into it and pick the walk.
-			sql = strings.Replace(sql, "FROM mfm_episodes", "FROM (SELECT * FROM mfm_episodes WHERE "+strings.Join(ranges, " AND ")+" OFFSET 0) rng", 1)
-		}
+		order = " ORDER BY at <-> " + farFuture
 	}
-	for off := 0; len(hits) < pq.Last; off += page {
-		// LIMIT and OFFSET as parameters keep the statement text stable,
-		// so the connection's prepared statement is reused.
-		pargs := append(slices.Clip(args), page, off)
-		scanned, err := q.collect(ctx, fmt.Sprintf("%s ORDER BY at DESC, agent DESC, life DESC, num DESC LIMIT $%d OFFSET $%d", sql, len(args)+1, len(args)+2), pargs, pq, &hits, pq.Last)
+	page := max(pq.Last*2, 64)
+	var before time.Time // the next page holds rows older than this
+	for first := true; len(hits) < pq.Last; first = false {
+		s, a := sql, slices.Clip(args)
+		if !first {
+			a = append(a, before)
+			s += " AND at < $" + strconv.Itoa(len(a))
+		}
+		cands, err := q.candidates(ctx, s+order+" LIMIT $"+strconv.Itoa(len(a)+1), append(a, page))
 		if err != nil {
 			return nil, err
 		}
-		if scanned < page {
+		full := len(cands) == page
+		if full {
+			// The rows at the page's last time may go on past it: read
+			// that time's rows whole, so ties are ordered like the rest.
+			last := cands[len(cands)-1].at
+			k := len(cands)
+			for k > 0 && cands[k-1].at.Equal(last) {
+				k--
+			}
+			a = append(a, last)
+			tie, err := q.candidates(ctx, s+" AND at = $"+strconv.Itoa(len(a)), a)
+			if err != nil {
+				return nil, err
+			}
+			cands = append(cands[:k], tie...)
+			before = last
+		}
+		sort.SliceStable(cands, func(i, j int) bool { return cands[j].before(cands[i]) })
+		hits = q.match(pq, cands, hits, pq.Last)
+		if !full {
 			break
 		}
 	}
@@ -225,15 +241,14 @@ func (q *Querier) shared(ctx context.Context, pq *query.Query) ([]hit, error) {
 	return hits, nil
 }
 
-// rangeScanMax is the planner's estimate of rows in a steps or near:
-// range up to which a newest-first query reads the range by its index and
-// sorts, instead of walking back over time (a variable for the tests).
-var rangeScanMax = 20000.0
+// farFuture is later than any row's time (a row's time is RFC 3339, so
+// its year has four digits): the distance from it orders rows newest
+// first in a GiST index that holds at (btree_gist's <->).
+const farFuture = "'10000-01-01 00:00:00+00'::timestamptz"
 
-// rangeConds are pq's steps and near: conditions in the form their
+// rangeConds are pq's steps and near: conditions in the form their GiST
 // indexes answer (supersets: query.Match decides exactly): a row's steps
-// as a range (GiST), its x and z (btree, whose column statistics give
-// the planner true estimates of a box).
+// as a range, its x and z (and y for a 3-D near:) as bounds.
 func rangeConds(pq *query.Query, arg func(any) string) []string {
 	var out []string
 	if st := pq.Steps; st != nil {
@@ -248,87 +263,68 @@ func rangeConds(pq *query.Query, arg func(any) string) []string {
 	return out
 }
 
-// fewInRange reports whether pq's range is better read by its index and
-// sorted than found by the walk back over time, for a page of page rows.
-// A steps: range is read by its index whenever the planner expects at
-// most rangeScanMax rows in it: steps grow with time, so its matches are
-// bunched in time and the walk may pass every newer row first. A near:
-// box alone is read by its index when that is also cheaper than the walk
-// is expected to be (page × table rows / box rows, were its rows spread
-// over time, at walkCheaper rows for one): a place visited a few times
-// long ago is read directly, a place visited all along is found by the
-// walk.
-func (q *Querier) fewInRange(ctx context.Context, pq *query.Query, page int) (bool, error) {
-	var args []any
-	conds := rangeConds(pq, func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	})
-	var plan []byte
-	if err := q.db.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT 1 FROM mfm_episodes WHERE "+strings.Join(conds, " AND "), args...).Scan(&plan); err != nil {
-		return false, fmt.Errorf("query: the shared database did not answer: %w", err)
-	}
-	var v []struct {
-		Plan struct {
-			Rows float64 `json:"Plan Rows"`
-		} `json:"Plan"`
-	}
-	if err := json.Unmarshal(plan, &v); err != nil || len(v) == 0 {
-		return false, fmt.Errorf("query: unreadable plan estimate (%v)", err)
-	}
-	r := v[0].Plan.Rows
-	if r > rangeScanMax {
-		return false, nil
-	}
-	if pq.Steps != nil {
-		return true, nil
-	}
-	var total float64
-	if err := q.db.QueryRow(ctx, `SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'mfm_episodes'::regclass`).Scan(&total); err != nil {
-		return false, fmt.Errorf("query: the shared database did not answer: %w", err)
-	}
-	return r*r*walkCheaper <= float64(page)*total, nil
+// candidate is a row the database returned, before the exact match.
+type candidate struct {
+	agent string
+	life  int
+	num   int64
+	id    string
+	raw   string
+	at    time.Time
 }
 
-// walkCheaper is how many rows the walk back over time reads for the cost
-// of one row read through a range's index: the walk follows the order the
-// rows were written in, the range's rows lie anywhere in the table
-// (EXPLAIN ANALYZE at 1M rows: a 8,923-row box read by its index took
-// 42–60 ms, the walk past 7,200 rows 2.6–11 ms).
-const walkCheaper = 8
+// before is the order of shared rows: by time, then agent, life and
+// episode number.
+func (c candidate) before(d candidate) bool {
+	if !c.at.Equal(d.at) {
+		return c.at.Before(d.at)
+	}
+	if c.agent != d.agent {
+		return c.agent < d.agent
+	}
+	if c.life != d.life {
+		return c.life < d.life
+	}
+	return c.num < d.num
+}
 
-// collect runs sql and appends the rows that match pq exactly and are in
-// the catalog, up to limit hits in all (0: no limit). It returns the
-// number of rows the database returned.
-func (q *Querier) collect(ctx context.Context, sql string, args []any, pq *query.Query, hits *[]hit, limit int) (int, error) {
+// candidates runs sql (selecting agent, life, num, id, row, at).
+func (q *Querier) candidates(ctx context.Context, sql string, args []any) ([]candidate, error) {
 	rows, err := q.db.Query(ctx, sql, args...)
 	if err != nil {
-		return 0, fmt.Errorf("query: the shared database did not answer: %w", err)
+		return nil, fmt.Errorf("query: the shared database did not answer: %w", err)
 	}
 	defer rows.Close()
-	n := 0
+	var out []candidate
 	for rows.Next() {
-		var agent, id, raw string
-		var life int
-		var at time.Time
-		if err := rows.Scan(&agent, &life, &id, &raw, &at); err != nil {
-			return n, fmt.Errorf("query: %w", err)
+		var c candidate
+		if err := rows.Scan(&c.agent, &c.life, &c.num, &c.id, &c.raw, &c.at); err != nil {
+			return nil, fmt.Errorf("query: %w", err)
 		}
-		n++
-		if limit > 0 && len(*hits) >= limit {
-			continue
-		}
-		r, err := episodes.ParseRow([]byte(raw))
-		if err != nil || !pq.Match(&r) || !q.cat.has(agent, life, id) {
-			continue
-		}
-		dir := q.dir(agent, life, id)
-		*hits = append(*hits, hit{at: at, row: labelRow(r.Raw, agent, dir), dir: dir})
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return n, fmt.Errorf("query: the shared database did not answer: %w", err)
+		return nil, fmt.Errorf("query: the shared database did not answer: %w", err)
 	}
-	return n, nil
+	return out, nil
+}
+
+// match appends to hits the candidates that match pq exactly and are in
+// the catalog (delivered to agents/), up to limit hits in all (0: no
+// limit).
+func (q *Querier) match(pq *query.Query, cands []candidate, hits []hit, limit int) []hit {
+	for _, c := range cands {
+		if limit > 0 && len(hits) >= limit {
+			break
+		}
+		r, err := episodes.ParseRow([]byte(c.raw))
+		if err != nil || !pq.Match(&r) || !q.cat.has(c.agent, c.life, c.id) {
+			continue
+		}
+		dir := q.dir(c.agent, c.life, c.id)
+		hits = append(hits, hit{at: c.at, row: labelRow(r.Raw, c.agent, dir), dir: dir})
+	}
+	return hits
 }
 
 // dir is the mount-relative directory of a shared episode.

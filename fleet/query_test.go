@@ -4,20 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/fleet/fleettest"
 	"github.com/mfm-project/mfm/index/query"
 )
 
-// TestRangeQueries: newest-first queries with steps: and near: give the
-// exact newest matches (as query.Match over every row, in time order)
-// whichever plan answers them — a range read by its GiST index and
-// sorted, or the walk back over time — including rows whose steps are
-// reversed (first_step > last_step), which the steps index must take.
+// TestRangeQueries: newest-first queries with and without steps: and
+// near: give the exact newest matches (as query.Match over every row, in
+// time order, then agent and episode), whether the at index is walked or
+// a range's GiST index is read newest first; rows whose steps are
+// reversed (first_step > last_step) are found, and rows sharing a time
+// are ordered the same across pages.
 func TestRangeQueries(t *testing.T) {
 	tm := newTeam(t)
 	ctx := context.Background()
@@ -67,35 +70,80 @@ func TestRangeQueries(t *testing.T) {
 		"agent:hist steps:19990..19995 last:5",
 		"agent:hist steps:30000..40000 last:5",
 	}
-	for _, scanMax := range []float64{20000, 10} {
-		old := rangeScanMax
-		rangeScanMax = scanMax
-		for _, s := range queries {
-			pq, err := query.Parse(s)
-			if err != nil {
-				t.Fatal(err)
+	// Rows that share a time: more than a page of them, and a page that
+	// ends inside them, must come out as every other row does.
+	var tied [][]byte
+	for n := range 300 {
+		r, err := fleettest.Row(episodes.EpisodeID(int64(n)), 5000+n, "tie")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = timeRe.ReplaceAll(r, []byte(`"time": "2026-01-02T03:04:05.000000Z"`))
+		row, err := episodes.ParseRow(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tied = append(tied, r)
+		all = append(all, row)
+	}
+	if err := SeedRows(ctx, tm.pg, "tied", 1, tied); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "bob to hold the tied rows", func() bool { return bob.node.cat.count("tied", 1) == 300 })
+	queries = append(queries,
+		"agent:tied tag:tie last:100",
+		"agent:tied tag:tie steps:50000..50500 last:30",
+		"agent:all tag:tie last:250",
+		"agent:all steps:0..1000000 last:400",
+	)
+	for _, s := range queries {
+		pq, err := query.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every row in the shared order (time, then agent and number).
+		type keyed struct {
+			agent string
+			r     *episodes.Row
+		}
+		var rows []keyed
+		for i := range all {
+			agent := "hist"
+			if i >= 2000 {
+				agent = "tied"
 			}
-			var want []string
-			for i := range all {
-				if pq.Match(&all[i]) {
-					want = append(want, "agents/hist/episodes/"+all[i].ID)
-				}
-			}
-			sort.SliceStable(want, func(i, j int) bool { return false })
-			if len(want) > pq.Last {
-				want = want[len(want)-pq.Last:]
-			}
-			_, dirs, err := q.Query(ctx, s)
-			if err != nil {
-				t.Fatalf("range scan max %v: %q: %v", scanMax, s, err)
-			}
-			if fmt.Sprint(dirs) != fmt.Sprint(want) {
-				t.Errorf("range scan max %v: %q = %v, want %v", scanMax, s, dirs, want)
+			if (pq.Agent == "" || pq.Agent == agent) && pq.Match(&all[i]) {
+				rows = append(rows, keyed{agent, &all[i]})
 			}
 		}
-		rangeScanMax = old
+		sort.SliceStable(rows, func(i, j int) bool {
+			ti, tj := rowTime(rows[i].r.Raw), rowTime(rows[j].r.Raw)
+			if !ti.Equal(tj) {
+				return ti.Before(tj)
+			}
+			if rows[i].agent != rows[j].agent {
+				return rows[i].agent < rows[j].agent
+			}
+			return rows[i].r.ID < rows[j].r.ID
+		})
+		var want []string
+		for _, k := range rows {
+			want = append(want, "agents/"+k.agent+"/episodes/"+k.r.ID)
+		}
+		if len(want) > pq.Last {
+			want = want[len(want)-pq.Last:]
+		}
+		_, dirs, err := q.Query(ctx, s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if fmt.Sprint(dirs) != fmt.Sprint(want) {
+			t.Errorf("%q = %v, want %v", s, dirs, want)
+		}
 	}
 }
+
+var timeRe = regexp.MustCompile(`"time": "[^"]*"`)
 
 // TestLabelRow: a row of an agent: query names its agent and its
 // directory in the mount first, and stays valid JSON with every field it

@@ -23,6 +23,11 @@ const notifyChannel = "mfm_shipped"
 // free words are answered by a GIN index with the same tokenizer as the
 // local index.
 var schema = []string{
+	// btree_gist (a trusted extension shipped with PostgreSQL) lets a GiST
+	// index hold at beside a range and be read newest first by at's
+	// distance from the far future: a steps: or near: query's newest
+	// matches without walking past the newer rows outside its range.
+	`CREATE EXTENSION IF NOT EXISTS btree_gist`,
 	`CREATE TABLE IF NOT EXISTS mfm_episodes (
 		agent text NOT NULL,
 		life int NOT NULL,
@@ -46,8 +51,9 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_at ON mfm_episodes (at)`,
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_tags ON mfm_episodes USING gin (tags) WITH (fastupdate = off)`,
 	`CREATE INDEX IF NOT EXISTS mfm_episodes_words ON mfm_episodes USING gin (words) WITH (fastupdate = off)`,
-	`CREATE INDEX IF NOT EXISTS mfm_episodes_xz ON mfm_episodes (x, z)`,
-	`CREATE INDEX IF NOT EXISTS mfm_episodes_steps ON mfm_episodes USING gist (` + stepsRange + `)`,
+	`CREATE INDEX IF NOT EXISTS mfm_episodes_xz_at ON mfm_episodes USING gist (x, z, at)`,
+	`CREATE INDEX IF NOT EXISTS mfm_episodes_steps_at ON mfm_episodes USING gist (` + stepsRange + `, at)`,
+	`DROP INDEX IF EXISTS mfm_episodes_xz, mfm_episodes_steps`, // what the two above replace
 	`CREATE TABLE IF NOT EXISTS mfm_grid (
 		agent text NOT NULL,
 		life int NOT NULL,

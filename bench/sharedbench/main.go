@@ -113,6 +113,7 @@ var queries = []string{
 	"dig down last:%d",
 	"near:10,-20 r:8 last:%d",
 	"tag:damage steps:1000..50000 last:%d",
+	"tag:damage steps:1000..200000 last:%d", // a wide range, all of it old
 }
 
 // localQueries: the same queries over the same rows in one local store,
