@@ -210,6 +210,29 @@ func TestShareBetweenAgents(t *testing.T) {
 			t.Errorf("%q: err %v, want one saying %q", bad.query, err, bad.msg)
 		}
 	}
+	// explain counts the agents' rows the query names, term by term.
+	explain := bob.node.Explainer(func(context.Context, string) ([]byte, error) { return []byte("local\n"), nil })
+	for _, tt := range []struct{ query, want string }{
+		{"agent:alice tag:stuck", "count: 3\n"},
+		{"agent:alice tag:stuck last:2", "count: 2\n"},
+		{"agent:all tag:stuck", "count: 3\n"},
+		{"agent:all", "count: 6\n"},
+		{"agent:bob", "count: 2\n"},
+		{"tag:stuck", "local\n"},
+	} {
+		b, err := explain(ctx, tt.query)
+		if err != nil || !strings.HasSuffix(string(b), tt.want) {
+			t.Errorf("explain %q = %q (err %v), want it to end %q", tt.query, b, err, tt.want)
+		}
+	}
+	if b, _ := explain(ctx, "agent:all tag:stuck"); !strings.Contains(string(b), "start → 6  (index rows in bob: life 1, the current life; alice: life 1, the current life)") {
+		t.Errorf("explain agent:all names whose rows it counts:\n%s", b)
+	}
+	for _, bad := range []string{"agent:carol", "agent:alice in:mine"} {
+		if _, err := explain(ctx, bad); err == nil {
+			t.Errorf("explain %q: no error", bad)
+		}
+	}
 	if _, _, err := RefuseAgents(localStub{}).Query(ctx, "agent:alice"); err == nil || !strings.Contains(err.Error(), "not shared") {
 		t.Errorf("unshared mount, agent:alice: err %v", err)
 	}

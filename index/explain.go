@@ -22,33 +22,81 @@ import (
 // written, then in:mine (through cites), then last:. A term that leaves
 // nothing gets a hint from the episodes it was given: the nearest one for
 // near:, the range of y or steps, the commonest tags, action kinds or
-// event words. A malformed query is an error (query.Error).
+// event words. A malformed query is an error (query.Error), and so is an
+// agent: term: other agents' rows are explained by a shared mount
+// (ExplainSources).
 func Explain(ctx context.Context, s *episodes.Store, text string, cites CiteFunc) ([]byte, error) {
+	q, _, err := query.ParseTerms(text)
+	if err != nil {
+		return nil, err
+	}
+	if q.Agent != "" || q.AllAgents {
+		return nil, &query.Error{Term: "agent:", Msg: "other agents' episodes are explained on a shared mount (mfmd mount --shared …); this explains your own store"}
+	}
+	src, err := StoreSource(s, "")
+	if err != nil {
+		return nil, err
+	}
+	return ExplainSources(ctx, text, []ExplainSource{src}, cites)
+}
+
+// ExplainSource is one agent's rows to explain a query over: its lives,
+// oldest first (the last is its current life).
+type ExplainSource struct {
+	Agent string // "" for the store's own agent
+	Lives []ExplainLife
+}
+
+// ExplainLife is one life of an ExplainSource.
+type ExplainLife struct {
+	N      int
+	Index  string // its index.jsonl
+	Prefix string // the directory its episodes/ is in, relative to the mount ("" for the store root)
+}
+
+// StoreSource is the ExplainSource of a store's own rows.
+func StoreSource(s *episodes.Store, agent string) (ExplainSource, error) {
+	lives, err := s.Lives()
+	if err != nil {
+		return ExplainSource{}, fmt.Errorf("explain: %w", err)
+	}
+	src := ExplainSource{Agent: agent}
+	for _, l := range lives {
+		prefix, err := LifePrefix(s, l)
+		if err != nil {
+			return ExplainSource{}, err
+		}
+		src.Lives = append(src.Lives, ExplainLife{N: l.N, Index: l.IndexPath(), Prefix: prefix})
+	}
+	return src, nil
+}
+
+// ExplainSources is Explain over the rows of several agents (a shared
+// mount's agent:NAME or agent:all): each agent's lives are chosen by the
+// query's life: terms against that agent's own current life.
+func ExplainSources(ctx context.Context, text string, sources []ExplainSource, cites CiteFunc) ([]byte, error) {
 	q, terms, err := query.ParseTerms(text)
 	if err != nil {
 		return nil, err
 	}
-	lives, err := s.Lives()
-	if err != nil {
-		return nil, fmt.Errorf("explain: %w", err)
-	}
 	e := newExplainer(q, terms)
-	current := lives[len(lives)-1].N
-	for _, l := range lives {
-		prefix, err := LifePrefix(s, l)
-		if err != nil {
-			return nil, err
+	for _, src := range sources {
+		if len(src.Lives) == 0 {
+			continue
 		}
-		wanted := q.WantsLife(l.N, current)
-		_, err = episodes.ReadRows(l.IndexPath(), 0, func(r episodes.Row, _ episodes.Line) error {
-			if err := ctx.Err(); err != nil {
-				return err
+		current := src.Lives[len(src.Lives)-1].N
+		for _, l := range src.Lives {
+			wanted := q.WantsLife(l.N, current)
+			_, err = episodes.ReadRows(l.Index, 0, func(r episodes.Row, _ episodes.Line) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				e.row(&r, wanted, l.Prefix)
+				return nil
+			}, nil)
+			if err != nil {
+				return nil, fmt.Errorf("explain: %slife %d: %w", agentLabel(src.Agent), l.N, err)
 			}
-			e.row(&r, wanted, prefix)
-			return nil
-		}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("explain: life %d: %w", l.N, err)
 		}
 	}
 	var cs []Cite
@@ -60,7 +108,14 @@ func Explain(ctx context.Context, s *episodes.Store, text string, cites CiteFunc
 			return nil, fmt.Errorf("explain: in:mine: %w", err)
 		}
 	}
-	return e.render(text, lives, current, cs), nil
+	return e.render(text, sources, cs), nil
+}
+
+func agentLabel(agent string) string {
+	if agent == "" {
+		return ""
+	}
+	return agent + "'s "
 }
 
 // explainer counts, for one query, the rows each stage lets through.
@@ -107,7 +162,7 @@ func (e *explainer) row(r *episodes.Row, wanted bool, prefix string) {
 }
 
 // render writes the explanation.
-func (e *explainer) render(text string, lives []episodes.Life, current int, cs []Cite) []byte {
+func (e *explainer) render(text string, sources []ExplainSource, cs []Cite) []byte {
 	q := e.q
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "explain: %s\n", text)
@@ -115,7 +170,11 @@ func (e *explainer) render(text string, lives []episodes.Life, current int, cs [
 	b.WriteString("written, then in:mine, then last:), the episodes still matching after it (→ N), and\n")
 	b.WriteString("what the term was read as.\n\n")
 
-	fmt.Fprintf(&b, "start → %d  (index rows in %s)\n", e.all, livesText(lives))
+	fmt.Fprintf(&b, "start → %d  (index rows %s)\n", e.all, sourcesText(sources))
+	many := false // an agent with more than one life
+	for _, src := range sources {
+		many = many || len(src.Lives) > 1
+	}
 	n := e.lives
 	lifeTerm := false
 	for _, t := range e.terms {
@@ -124,8 +183,8 @@ func (e *explainer) render(text string, lives []episodes.Life, current int, cs [
 			lifeTerm = true
 		}
 	}
-	if !lifeTerm && len(lives) > 1 {
-		fmt.Fprintf(&b, "(no life: term) → %d  (the current life, life %d, only; life:N or life:all for earlier lives)\n", n, current)
+	if !lifeTerm && many {
+		fmt.Fprintf(&b, "(no life: term) → %d  (%s only; life:N or life:all for earlier lives)\n", n, currentText(sources))
 	}
 
 	k := 0
@@ -145,7 +204,7 @@ func (e *explainer) render(text string, lives []episodes.Life, current int, cs [
 		case t.Key == "" || t.Key == "r":
 			fmt.Fprintf(&b, "%s → %d  (%s)\n", t.Text, n, q.Describe(t))
 		case t.Key == "agent":
-			fmt.Fprintf(&b, "%s → not counted here  (%s)\n", t.Text, q.Describe(t))
+			fmt.Fprintf(&b, "%s → %d  (%s: start counts those rows only)\n", t.Text, n, q.Describe(t))
 		}
 	}
 	if q.InMine {
@@ -182,11 +241,44 @@ func (e *explainer) render(text string, lives []episodes.Life, current int, cs [
 	return b.Bytes()
 }
 
-func livesText(lives []episodes.Life) string {
-	if len(lives) == 1 {
-		return fmt.Sprintf("life %d, the current life", lives[0].N)
+// sourcesText says whose rows and which lives start counts.
+func sourcesText(sources []ExplainSource) string {
+	var parts []string
+	for _, src := range sources {
+		if len(src.Lives) == 0 {
+			continue
+		}
+		cur := src.Lives[len(src.Lives)-1].N
+		t := fmt.Sprintf("life %d, the current life", cur)
+		if len(src.Lives) > 1 {
+			t = fmt.Sprintf("%d lives, life %d the current one", len(src.Lives), cur)
+		}
+		if src.Agent != "" {
+			t = src.Agent + ": " + t
+		}
+		parts = append(parts, t)
 	}
-	return fmt.Sprintf("%d lives, life %d the current one", len(lives), lives[len(lives)-1].N)
+	if len(parts) == 0 {
+		return "of no agent"
+	}
+	return "in " + strings.Join(parts, "; ")
+}
+
+// currentText names the current life of each source.
+func currentText(sources []ExplainSource) string {
+	var parts []string
+	for _, src := range sources {
+		if len(src.Lives) == 0 {
+			continue
+		}
+		cur := src.Lives[len(src.Lives)-1].N
+		if src.Agent == "" {
+			parts = append(parts, fmt.Sprintf("the current life, life %d,", cur))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s's current life, life %d,", src.Agent, cur))
+		}
+	}
+	return strings.Join(parts, " and ")
 }
 
 // stageHint gathers, from the rows a row term was given, what helps when

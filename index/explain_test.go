@@ -68,6 +68,13 @@ func TestExplain(t *testing.T) {
 	if _, err := Explain(context.Background(), s, "near:1", cites); err == nil || !strings.Contains(err.Error(), "near:") {
 		t.Errorf("a malformed query: %v", err)
 	}
+	// Another agent's rows are not in this store: refused, not counted as
+	// if the query were over this agent's own rows.
+	for _, q := range []string{"agent:alice tag:broke", "agent:all"} {
+		if _, err := Explain(context.Background(), s, q, cites); err == nil || !strings.Contains(err.Error(), "shared mount") {
+			t.Errorf("%q: err %v, want one naming the shared mount", q, err)
+		}
+	}
 }
 
 // TestExplainCountsEqualRun: the explanation's count is the query's count

@@ -87,6 +87,9 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		}
 		hooks.Trees[fleet.TreeName] = node.Tree()
 		hooks.Querier = node.Querier(hooks.Querier)
+		if hooks.Explain != nil {
+			hooks.Explain = node.Explainer(hooks.Explain)
+		}
 		if hooks.Viewer != nil {
 			hooks.Viewer = node.Viewer(hooks.Viewer)
 		}
