@@ -16,8 +16,9 @@ func (t *Tree) Readme(ctx context.Context, mnt string) string {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("## Other agents (`agents/`)\n\n")
 	p("This mount shares memory with other agents; you are `%s`. `agents/NAME/` is another agent's\n", t.self())
-	p("memory, read-only, laid out like yours; an episode shows there once all its files are stored,\n")
-	p("moments after that agent closes it.\n\n")
+	p("memory, read-only, laid out like yours but without `now/`, `q/`, `consolidate/` and episodes'\n")
+	p("`cited-by` (search it from your own `q/` with `agent:NAME`); an episode shows there once all\n")
+	p("its files are stored, moments after that agent closes it.\n\n")
 	names := t.cat.agentNames()
 	noteAgents := map[string]bool{}
 	for _, a := range t.noteAgents(ctx) {
