@@ -28,6 +28,9 @@ type BriefInfo struct {
 	// MineFrozen says mine/ is mounted read-only for the run: the brief
 	// says the memory is frozen instead of asking for notes.
 	MineFrozen bool
+	// SharedAs is the agent's name when the mount shares memory with
+	// other agents (agents/NAME/): the brief says so. "" when not shared.
+	SharedAs string
 	// Ablation is what the mount hides for the run (docs/EVAL.md): the
 	// brief leaves out what is not there.
 	Ablation BriefAblation
@@ -76,7 +79,7 @@ func Brief(b BriefInfo) (string, error) {
 	}
 	d := struct {
 		Name, Instruction, Game, Mount, Store, Socket, RawKeys, Kit string
-		FirstGoal                                                   string
+		FirstGoal, SharedAs                                         string
 		Budget, PlanCap, Undisclosed                                int
 		Ordered, MineFrozen, Flat, NoObservations, NoProcedures     bool
 		Goals                                                       []goal
@@ -84,7 +87,7 @@ func Brief(b BriefInfo) (string, error) {
 		Conventions                                                 []string
 	}{Conventions: briefConventions(b.Ablation), Name: t.Name, Instruction: t.Instruction, Game: game, Mount: b.Mount, Store: b.Store, Socket: b.Socket,
 		RawKeys: strings.Join(b.RawKeys, ", "), Budget: budget, PlanCap: t.Cap(), Ordered: t.Ordered, MineFrozen: b.MineFrozen,
-		Flat: b.Ablation.Flat, NoObservations: b.Ablation.NoObservations, NoProcedures: b.Ablation.NoProcedures}
+		Flat: b.Ablation.Flat, NoObservations: b.Ablation.NoObservations, NoProcedures: b.Ablation.NoProcedures, SharedAs: b.SharedAs}
 	d.Kit = "nothing"
 	if len(t.StartKit) > 0 {
 		var kit []string

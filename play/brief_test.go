@@ -68,3 +68,23 @@ func TestBriefFile(t *testing.T) {
 		t.Errorf("a name not in BriefFiles got %q", got)
 	}
 }
+
+// TestBriefShared: a brief for a shared mount names the agent, agents/
+// and the agent: query terms; an unshared one says nothing of them.
+func TestBriefShared(t *testing.T) {
+	tk, err := task.Parse([]byte(logTask))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &SimWorld{}
+	for _, as := range []string{"", "bob"} {
+		brief, err := Brief(BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: "/mfm", SharedAs: as})
+		if err != nil {
+			t.Fatal(err)
+		}
+		says := strings.Contains(brief, "you are `bob`") && strings.Contains(brief, "`/mfm/agents/NAME/`") && strings.Contains(brief, "`agent:NAME` or `agent:all`")
+		if says != (as != "") || (as == "" && strings.Contains(brief, "agents/")) {
+			t.Errorf("shared as %q: the brief says so %v:\n%s", as, says, brief)
+		}
+	}
+}

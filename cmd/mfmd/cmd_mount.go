@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
-	"github.com/mfm-project/mfm/fleet"
 	mfmfs "github.com/mfm-project/mfm/fs"
-	"github.com/mfm-project/mfm/view"
 )
 
 func init() {
@@ -35,12 +33,7 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	perOpen := fl.Bool("per-open", false, "serve episodes/ and previous/ with an OPEN per opened file (kernel passthrough) instead of as mounts of their own read through the kernel's cache; always so without root (see docs/MOUNT.md)")
 	noAccess := fl.Bool("no-access-log", false, "do not write store/.mfm/access.jsonl")
 	timeout := fl.Duration("render-timeout", 10*time.Second, "upper bound for one query or view render")
-	shared := fl.String("shared", "", "share memory with other agents through this PostgreSQL database (postgres://…; with --objects and --agent; see docs/SHARED.md)")
-	objectsURL := fl.String("objects", "", "S3 location of the shared episode files (s3://BUCKET/PREFIX); credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY")
-	objectsEndpoint := fl.String("objects-endpoint", "", "S3 endpoint URL (default $AWS_ENDPOINT_URL)")
-	agent := fl.String("agent", "", "this agent's name in the shared memory (a-z 0-9 _ - .)")
-	shareMine := fl.Bool("share-mine", false, "share mine/ too, read-only to the others as agents/NAME/mine/")
-	cacheMB := fl.Int64("shared-cache-mb", fleet.DefaultCacheBytes>>20, "bound of the local cache of other agents' episode files, in MiB (least recently used files go first)")
+	sharing := addSharedFlags(fl)
 	fl.Usage = func() {
 		out := fl.Output()
 		fmt.Fprintf(out, "mfmd mount — %s\n\nUsage: mfmd mount %s\n\n", c.summary, c.usage)
@@ -59,8 +52,8 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
-	if (*shared != "" || *objectsURL != "" || *agent != "") && (*shared == "" || *objectsURL == "" || *agent == "") {
-		fmt.Fprintln(stderr, "mfmd mount: sharing needs all of --shared, --objects and --agent")
+	if _, err := sharing.on(); err != nil {
+		fmt.Fprintln(stderr, "mfmd mount:", err)
 		return 2
 	}
 	store, err := episodes.Open(*storeDir)
@@ -72,30 +65,11 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "mount", err)
 	}
 	defer closeHooks()
-	if *shared != "" {
-		node, err := fleet.Start(fleet.Config{Store: store, Agent: *agent, Postgres: *shared, ShareMine: *shareMine, CacheBytes: *cacheMB << 20,
-			Views: func(dir string) (fleet.ViewRenderer, error) {
-				return view.New(&episodes.Store{Root: dir}, view.DefaultLimits())
-			},
-			Objects: fleet.ObjectsConfig{URL: *objectsURL, Endpoint: *objectsEndpoint}})
-		if err != nil {
-			return fail(stderr, "mount", err)
-		}
-		defer node.Close()
-		if hooks.Trees == nil {
-			hooks.Trees = map[string]mfmfs.VirtualTree{}
-		}
-		hooks.Trees[fleet.TreeName] = node.Tree()
-		hooks.Querier = node.Querier(hooks.Querier)
-		if hooks.Explain != nil {
-			hooks.Explain = node.Explainer(hooks.Explain)
-		}
-		if hooks.Viewer != nil {
-			hooks.Viewer = node.Viewer(hooks.Viewer)
-		}
-	} else if hooks.Querier != nil {
-		hooks.Querier = fleet.RefuseAgents(hooks.Querier)
+	leave, err := sharing.join(store, &hooks)
+	if err != nil {
+		return fail(stderr, "mount", err)
 	}
+	defer leave()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := mfmfs.Mount(ctx, store, fl.Arg(0), mfmfs.Options{

@@ -32,7 +32,7 @@ func init() {
 	register(&command{
 		name:    "play",
 		summary: "play a task: start the game, record into a store, serve mfmd act (and run an agent command per turn)",
-		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim] [--consolidate-every N] [--adapt] [--llm-cmd CMD] [--static-k] [--ablate LIST] [--read-only-mine]",
+		usage:   "--task TASK [--store DIR] [--mount DIR] [--seed N] [--budget STEPS] [--agent-cmd 'CMD'] [--linger DURATION] [--work DIR] [--world luanti|sim] [--consolidate-every N] [--adapt] [--llm-cmd CMD] [--static-k] [--ablate LIST] [--read-only-mine] [--shared postgres://… --objects s3://BUCKET/PREFIX --agent NAME]",
 		run:     runPlay,
 	})
 }
@@ -67,6 +67,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	sock := fl.String("socket", "", "control socket (default: STORE/.mfm/play.sock, linked from "+defaultPlaySocket()+"; a socket given here is not linked)")
 	ablate := fl.String("ablate", "", "switch parts of the memory off (comma-separated): no-observations (frames, observation/, views and now/ hidden on the mount, no [FRAME] in the turn block), flat (no index.jsonl, grid.jsonl, q/, map/), no-procedures (mine/procedures ignored and hidden), direct (no memory: no mount, an empty memory directory)")
 	readOnlyMine := fl.Bool("read-only-mine", false, "mount mine/ read-only (the memory stays frozen, as in an evaluation's target runs)")
+	sharing := addSharedFlags(fl)
 	if code, done := parseFlags(fl, args, stdout); done {
 		return code
 	}
@@ -86,6 +87,13 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 	}
 	if abl.Direct && *mnt != "" {
 		fmt.Fprintln(stderr, "mfmd play: --ablate direct plays without memory: give no --mount")
+		return 2
+	}
+	if on, err := sharing.on(); err != nil || (on && *mnt == "") {
+		if err == nil {
+			err = errors.New("sharing memory with other agents needs --mount (they are shown under agents/)")
+		}
+		fmt.Fprintln(stderr, "mfmd play:", err)
 		return 2
 	}
 	if *taskName == "" || fl.NArg() != 0 {
@@ -171,6 +179,11 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "play", err)
 		}
 		defer closeHooks()
+		leave, err := sharing.join(store, &hooks)
+		if err != nil {
+			return fail(stderr, "play", err)
+		}
+		defer leave()
 		srv, err := mfmfs.Mount(ctx, store, mountAt, mfmfs.Options{Hooks: hooks, Turn: turnLabel, ReadOnly: *readOnlyMine, Ablation: abl.Mount})
 		if err != nil {
 			return fail(stderr, "play", err)
@@ -235,7 +248,7 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		}
 		defer os.RemoveAll(memory)
 	}
-	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget, MineFrozen: *readOnlyMine,
+	brief, err := play.Brief(play.BriefInfo{Task: tk, Atoms: w.Atoms(), RawKeys: w.RawKeys(), Mount: memory, Store: store.Root, Socket: sockPath, Budget: *budget, MineFrozen: *readOnlyMine, SharedAs: sharing.name(),
 		Ablation: play.BriefAblation{Flat: abl.Mount.Flat, NoObservations: abl.Mount.NoObservations, NoProcedures: abl.Mount.NoProcedures}})
 	if err != nil {
 		return fail(stderr, "play", err)
