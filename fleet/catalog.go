@@ -283,6 +283,34 @@ func (c *catalog) lives(agent string) []int {
 	return out
 }
 
+// indexSize is the length of agent's life's index.jsonl (its whole rows).
+func (c *catalog) indexSize(agent string, life int) (int64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if a := c.agents[agent]; a != nil && a.lives[life] != nil {
+		return a.lives[life].size, true
+	}
+	return 0, false
+}
+
+// openIndex opens agent's life's index file for reading, with the length
+// of its whole rows: opened under the lock, so no rewrite comes between
+// (a later one replaces the file, not what was opened).
+func (c *catalog) openIndex(agent string, life int) (*os.File, int64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	a := c.agents[agent]
+	if a == nil || a.lives[life] == nil {
+		return nil, 0, false
+	}
+	l := a.lives[life]
+	f, err := os.Open(l.path)
+	if err != nil {
+		return nil, 0, false
+	}
+	return f, l.size, true
+}
+
 // indexBytes is agent's life's index.jsonl, read from its file.
 func (c *catalog) indexBytes(agent string, life int) ([]byte, bool) {
 	c.mu.RLock()

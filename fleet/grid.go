@@ -102,17 +102,41 @@ func (c *gridCopies) copyOf(agent string, life int) *gridCopy {
 	return g
 }
 
-// read brings agent's life's copy up to date and returns it. It fails
-// only when nothing was ever fetched and the database does not answer,
-// or the local file cannot be used.
+// held is the length of agent's life's copy as held (0 before its first
+// read).
+func (c *gridCopies) held(agent string, life int) int64 {
+	g := c.copyOf(agent, life)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.size
+}
+
+// read brings agent's life's copy up to date and returns it (see open).
 func (c *gridCopies) read(ctx context.Context, agent string, life int) ([]byte, error) {
+	f, size, err := c.open(ctx, agent, life)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("agents/%s/grid.jsonl: local copy: %w", agent, err)
+	}
+	return b, nil
+}
+
+// open brings agent's life's copy up to date and returns it open for
+// reading with the length of its whole rows. It fails only when nothing
+// was ever fetched and the database does not answer, or the local file
+// cannot be used.
+func (c *gridCopies) open(ctx context.Context, agent string, life int) (*os.File, int64, error) {
 	g := c.copyOf(agent, life)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.f == nil {
 		f, err := os.OpenFile(g.path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 		if err != nil {
-			return nil, fmt.Errorf("agents/%s/grid.jsonl: local copy: %w", agent, err)
+			return nil, 0, fmt.Errorf("agents/%s/grid.jsonl: local copy: %w", agent, err)
 		}
 		g.f, g.size = f, 0
 	}
@@ -121,7 +145,7 @@ func (c *gridCopies) read(ctx context.Context, agent string, life int) ([]byte, 
 	if err == nil {
 		g.fetched = true
 	} else if !g.fetched {
-		return nil, fmt.Errorf("agents/%s/grid.jsonl: the shared database did not answer: %w", agent, err)
+		return nil, 0, fmt.Errorf("agents/%s/grid.jsonl: the shared database did not answer: %w", agent, err)
 	}
 	if g.gapAt > 0 && !g.gapLogged && time.Since(g.gapSince) >= gapWait {
 		g.gapLogged = true
@@ -130,14 +154,9 @@ func (c *gridCopies) read(ctx context.Context, agent string, life int) ([]byte, 
 	}
 	f, err := os.Open(g.path)
 	if err != nil {
-		return nil, fmt.Errorf("agents/%s/grid.jsonl: local copy: %w", agent, err)
+		return nil, 0, fmt.Errorf("agents/%s/grid.jsonl: local copy: %w", agent, err)
 	}
-	defer f.Close()
-	b := make([]byte, g.size)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("agents/%s/grid.jsonl: local copy: %w", agent, err)
-	}
-	return b, nil
+	return f, g.size, nil
 }
 
 // report logs a fetch that failed after one that worked, and the first

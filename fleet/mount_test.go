@@ -67,6 +67,13 @@ func TestMountShowsOtherAgents(t *testing.T) {
 	if got := run("jq", "-r", ".id", filepath.Join(mnt, "agents", "alice", "index.jsonl")); got != "ep_000000\nep_000001\n" {
 		t.Errorf("jq .id agents/alice/index.jsonl = %q", got)
 	}
+	// index.jsonl and grid.jsonl are served from this mount's local copies,
+	// byte for byte as in alice's store.
+	for _, f := range []string{"index.jsonl", "grid.jsonl"} {
+		if got := run("cat", filepath.Join(mnt, "agents", "alice", f)); got != string(readLocal(t, alice.store, f)) {
+			t.Errorf("cat agents/alice/%s: %q, want alice's %q", f, got, readLocal(t, alice.store, f))
+		}
+	}
 	frame := run("cat", filepath.Join(mnt, "agents", "alice", "episodes", "ep_000001", "observation", "image.png"))
 	if frame != string(readLocal(t, alice.store, "episodes/ep_000001/observation/image.png")) {
 		t.Errorf("cat of alice's frame through bob's mount: %d bytes, not alice's", len(frame))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"log/slog"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -119,12 +120,29 @@ func (t *Tree) Stat(ctx context.Context, p string) (int64, bool, error) {
 	return n.size, false, nil
 }
 
+// OpenFile serves another agent's index.jsonl and grid.jsonl from this
+// mount's local copies (fs.VirtualFileOpener): the file open for reading
+// and its whole rows' length, taken at once.
+func (t *Tree) OpenFile(ctx context.Context, p string) (*os.File, int64, bool, error) {
+	n, err := t.resolve(ctx, p)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if n.dir || n.open == nil {
+		return nil, 0, false, nil
+	}
+	f, size, err := n.open(ctx)
+	return f, size, err == nil, err
+}
+
 // node is a resolved path: a directory with its listing, or a file (with
 // its size when it is known without reading it).
 type node struct {
-	dir   bool
-	list  func(ctx context.Context) ([]string, error)
-	read  func(ctx context.Context) ([]byte, error)
+	dir  bool
+	list func(ctx context.Context) ([]string, error)
+	read func(ctx context.Context) ([]byte, error)
+	// open, when set, serves the file from a local file (OpenFile).
+	open  func(ctx context.Context) (*os.File, int64, error)
 	size  int64
 	sized bool
 }
@@ -213,15 +231,25 @@ func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 		if len(rest) > 1 {
 			return nil, errNotExist
 		}
+		size, _ := t.cat.indexSize(agent, life)
 		return &node{read: func(context.Context) ([]byte, error) {
 			b, _ := t.cat.indexBytes(agent, life)
 			return b, nil
-		}}, nil
+		}, open: func(context.Context) (*os.File, int64, error) {
+			f, size, ok := t.cat.openIndex(agent, life)
+			if !ok {
+				return nil, 0, errNotExist
+			}
+			return f, size, nil
+		}, size: size, sized: true}, nil
 	case episodes.GridFileName:
 		if len(rest) > 1 {
 			return nil, errNotExist
 		}
-		return &node{read: func(ctx context.Context) ([]byte, error) { return t.grid(ctx, agent, life) }}, nil
+		// Sized as held; opening it brings the copy up to date first.
+		return &node{read: func(ctx context.Context) ([]byte, error) { return t.grid(ctx, agent, life) },
+			open: func(ctx context.Context) (*os.File, int64, error) { return t.grids.open(ctx, agent, life) },
+			size: t.grids.held(agent, life), sized: true}, nil
 	case episodes.EpisodesDir:
 	default:
 		return nil, errNotExist

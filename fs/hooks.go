@@ -1,6 +1,9 @@
 package fs
 
-import "context"
+import (
+	"context"
+	"os"
+)
 
 // The mount's extension points. The logic behind queries, views,
 // consolidation and the procedure catalog lives in library packages
@@ -71,6 +74,18 @@ type VirtualTree interface {
 // which the mount calls Open as for a tree without Stat.
 type VirtualStatter interface {
 	Stat(ctx context.Context, path string) (size int64, isDir bool, err error)
+}
+
+// VirtualFileOpener is optionally implemented by a VirtualTree some of
+// whose files are kept on local disk, large and growing by appending (a
+// shared mount's copies of other agents' index.jsonl and grid.jsonl):
+// OpenFile returns such a file open for reading and how many of its bytes
+// to serve (a prefix the tree keeps whole), and the mount reads them as
+// they are asked for instead of holding the file in memory. ok is false
+// for a path not served this way. Such a file should also be sized by
+// VirtualStatter, so a lookup does not read it.
+type VirtualFileOpener interface {
+	OpenFile(ctx context.Context, path string) (f *os.File, size int64, ok bool, err error)
 }
 
 // Hooks are the optional library services a mount serves.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	iofs "io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -56,7 +57,7 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 		if !sized {
 			return &bytesFile{env: m.nodeEnv, kind: root, content: read}, fuse.S_IFREG, 0
 		}
-		return &statFile{bytesFile: bytesFile{env: m.nodeEnv, kind: root, content: read}, stat: func(ctx context.Context) (int64, error) {
+		stat := func(ctx context.Context) (int64, error) {
 			cctx, cancel := call(ctx)
 			defer cancel()
 			size, _, _, err := treeStat(cctx, t, p)
@@ -64,7 +65,19 @@ func (m *mfs) treeDir(t VirtualTree, root, dir string) *vdir {
 				err = content.Invalid(err)
 			}
 			return size, err
-		}}, fuse.S_IFREG, 0
+		}
+		if fo, ok := t.(VirtualFileOpener); ok {
+			return &treeFile{statFile: statFile{bytesFile: bytesFile{env: m.nodeEnv, kind: root, content: read}, stat: stat}, open: func(ctx context.Context) (*os.File, int64, bool, error) {
+				cctx, cancel := call(ctx)
+				defer cancel()
+				f, size, ok, err := fo.OpenFile(cctx, p)
+				if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+					err = content.Invalid(err)
+				}
+				return f, size, ok, err
+			}}, fuse.S_IFREG, 0
+		}
+		return &statFile{bytesFile: bytesFile{env: m.nodeEnv, kind: root, content: read}, stat: stat}, fuse.S_IFREG, 0
 	}
 	d.list = func(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 		cctx, cancel := call(ctx)
