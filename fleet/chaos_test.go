@@ -15,11 +15,7 @@ import (
 // are back every episode reaches the other agent exactly once, with its
 // files.
 func TestChaos(t *testing.T) {
-	pg, err := fleettest.StartPostgres(false)
-	if err != nil {
-		fleettest.Unavailable(t, err)
-	}
-	defer pg.Close()
+	pg, url := ownPostgres(t)
 	s3, err := fleettest.StartS3()
 	if err != nil {
 		fleettest.Unavailable(t, err)
@@ -27,10 +23,6 @@ func TestChaos(t *testing.T) {
 	defer s3.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	url, err := fleettest.NewDatabase(ctx, pg.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	tg := fleettest.S3Target{Endpoint: s3.Endpoint(), Access: fleettest.S3Access, Secret: fleettest.S3Secret, Bucket: "chaos"}
 	if err := fleettest.MakeBucket(ctx, tg); err != nil {
 		t.Fatal(err)

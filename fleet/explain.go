@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"sort"
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/index"
@@ -50,6 +49,7 @@ func (n *Node) Explainer(local ExplainFunc) ExplainFunc {
 
 // explainSource is agent's lives as held in the catalog's index files.
 func (c *catalog) explainSource(agent string) index.ExplainSource {
+	lives := c.lives(agent)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	src := index.ExplainSource{Agent: agent}
@@ -57,11 +57,6 @@ func (c *catalog) explainSource(agent string) index.ExplainSource {
 	if a == nil {
 		return src
 	}
-	lives := make([]int, 0, len(a.lives))
-	for n := range a.lives {
-		lives = append(lives, n)
-	}
-	sort.Ints(lives)
 	for _, n := range lives {
 		prefix := TreeName + "/" + agent
 		if n != a.max {

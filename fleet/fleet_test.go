@@ -84,6 +84,25 @@ func (a *agentT) record(t testing.TB, k int, tags ...string) []string {
 	return ids
 }
 
+// ownPostgres starts a PostgreSQL cluster for one test, which may stop and
+// start it (the fault tests), and returns it with a fresh database's URL;
+// the cluster is removed when the test ends.
+func ownPostgres(t *testing.T) (*fleettest.Postgres, string) {
+	t.Helper()
+	pg, err := fleettest.StartPostgres(false)
+	if err != nil {
+		fleettest.Unavailable(t, err)
+	}
+	t.Cleanup(pg.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url, err := fleettest.NewDatabase(ctx, pg.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pg, url
+}
+
 // waitFor polls cond until it holds or d passes.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -184,17 +184,9 @@ func TestGridCopy(t *testing.T) {
 // grid.jsonl (and a map of it) is served as held rather than failing, and
 // once the database is back the rows shipped since arrive.
 func TestGridWhileDatabaseDown(t *testing.T) {
-	pg, err := fleettest.StartPostgres(false)
-	if err != nil {
-		fleettest.Unavailable(t, err)
-	}
-	defer pg.Close()
+	pg, url := ownPostgres(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	url, err := fleettest.NewDatabase(ctx, pg.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	tm := &team{t: t, pg: url, s3: fleettest.S3(t)}
 	alice, bob := tm.agent("alice", false), tm.agent("bob", false)
 	alice.record(t, 3)

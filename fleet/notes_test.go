@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,17 +18,7 @@ import (
 // stopped bob still reads the note as held; when it is back, edits and
 // removals arrive again.
 func TestNotesCache(t *testing.T) {
-	pg, err := fleettest.StartPostgres(false)
-	if err != nil {
-		fleettest.Unavailable(t, err)
-	}
-	defer pg.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	url, err := fleettest.NewDatabase(ctx, pg.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg, url := ownPostgres(t)
 	tm := &team{t: t, pg: url, s3: fleettest.S3(t)}
 	alice, bob := tm.agent("alice", true), tm.agent("bob", false)
 	<-bob.node.Ready()

@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"sort"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
@@ -67,13 +66,8 @@ type DocumentedTree interface {
 // treeSections are the README sections of the trees that document
 // themselves, in the order of their names.
 func (m *mfs) treeSections(ctx context.Context) []string {
-	names := make([]string, 0, len(m.opt.Hooks.Trees))
-	for n := range m.opt.Hooks.Trees {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var out []string
-	for _, n := range names {
+	for _, n := range m.treeNames() {
 		d, ok := m.opt.Hooks.Trees[n].(DocumentedTree)
 		if !ok {
 			continue

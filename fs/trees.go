@@ -137,13 +137,8 @@ func (f *statFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 // treeRootEntries are the root entries of Hooks.Trees, sorted by name;
 // names that clash with the fixed layout are skipped.
 func (m *mfs) treeRootEntries() []rootEntry {
-	names := make([]string, 0, len(m.opt.Hooks.Trees))
-	for n := range m.opt.Hooks.Trees {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var out []rootEntry
-	for _, n := range names {
+	for _, n := range m.treeNames() {
 		if n == "" || strings.Contains(n, "/") || m.rootOps[n] != nil {
 			m.log.Warn("mount: tree name skipped (empty, nested or taken)", "name", n)
 			continue
@@ -154,4 +149,14 @@ func (m *mfs) treeRootEntries() []rootEntry {
 		}})
 	}
 	return out
+}
+
+// treeNames are the names of Hooks.Trees, sorted.
+func (m *mfs) treeNames() []string {
+	names := make([]string, 0, len(m.opt.Hooks.Trees))
+	for n := range m.opt.Hooks.Trees {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
