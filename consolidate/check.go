@@ -100,6 +100,16 @@ func (r *CheckReport) Text() []byte {
 	for _, e := range r.BadProcedures {
 		fmt.Fprintf(&b, "mine/procedures: %s\n", e)
 	}
-	fmt.Fprintf(&b, "%d citation(s), %d to missing episodes; %d procedure(s) without a description\n", r.Citations, len(r.Missing), len(r.NoDescription))
+	others := 0
+	for _, c := range r.all {
+		if c.Agent != "" {
+			others++
+		}
+	}
+	fmt.Fprintf(&b, "%d citation(s), %d to missing episodes", r.Citations, len(r.Missing))
+	if others > 0 {
+		fmt.Fprintf(&b, ", %d to other agents' episodes (not checked here)", others)
+	}
+	fmt.Fprintf(&b, "; %d procedure(s) without a description\n", len(r.NoDescription))
 	return b.Bytes()
 }

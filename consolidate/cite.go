@@ -26,7 +26,15 @@ type Citation struct {
 	ID     string `json:"id,omitempty"`   // ep_NNNNNN, or "" for a step citation
 	Step   int64  `json:"step"`           // -1 unless cited by step
 	StepTo int64  `json:"step_to"`        // the end of a step range ("steps 214-258"), else -1
+	// Agent is another agent's name when the citation is a path under
+	// agents/ ("agents/ada/episodes/ep_000012", on a shared mount): it
+	// names that agent's episode, which this store cannot check.
+	Agent string `json:"agent,omitempty"`
 }
+
+// agentCiteRe recognises a citation of another agent's episode by its
+// path under agents/ (a shared mount), optionally in a previous life.
+var agentCiteRe = regexp.MustCompile(`(?i)\bagents/([a-z0-9_.-]{1,64})/(?:previous/life_(\d{1,6})/)?episodes/(ep_\d{1,12})(?:/frames/\d+\.png)?`)
 
 // stepRangeSep is what may join the two ends of a step range: "-", "–",
 // ".." (spaces around them allowed) or " to ".
@@ -45,7 +53,20 @@ var citeRe = regexp.MustCompile(`(?i)(?:previous/life_(\d{1,6})/)?episodes/(ep_\
 func ParseCitations(text []byte) []Citation {
 	var out []Citation
 	for ln, line := range bytes.Split(text, []byte("\n")) {
+		var others [][2]int // spans of other agents' citations
+		for _, m := range agentCiteRe.FindAllSubmatchIndex(line, -1) {
+			c := Citation{Line: ln + 1, Text: string(line[m[0]:m[1]]), Step: -1, StepTo: -1,
+				Agent: strings.ToLower(string(line[m[2]:m[3]])), ID: normID(string(line[m[6]:m[7]]))}
+			if m[4] >= 0 {
+				c.Life, _ = strconv.Atoi(string(line[m[4]:m[5]]))
+			}
+			out = append(out, c)
+			others = append(others, [2]int{m[0], m[1]})
+		}
 		for _, m := range citeRe.FindAllSubmatchIndex(line, -1) {
+			if slices.ContainsFunc(others, func(o [2]int) bool { return m[0] < o[1] && o[0] < m[1] }) {
+				continue // part of another agent's citation
+			}
 			g := func(i int) string {
 				if m[2*i] < 0 {
 					return ""
@@ -286,6 +307,15 @@ func (rs *Resolver) Citations() ([]Resolved, error) {
 // first_step-last_step names that episode alone.
 func resolve(c Citation, lives map[int]*lifeIndex, cur int) Resolved {
 	r := Resolved{Citation: c}
+	if c.Agent != "" {
+		// Another agent's episode: named by its path, not checked here,
+		// and none of this store's episodes.
+		r.Dir = "agents/" + c.Agent + "/episodes/" + c.ID
+		if c.Life > 0 {
+			r.Dir = fmt.Sprintf("agents/%s/previous/life_%d/episodes/%s", c.Agent, c.Life, c.ID)
+		}
+		return r
+	}
 	n := c.Life
 	if n == 0 {
 		n = cur

@@ -198,6 +198,7 @@ func TestRecordUntouched(t *testing.T) {
 
 func FuzzParseCitations(f *testing.F) {
 	f.Add([]byte("Step 1812 near (3165,66,1416) ep_000003 previous/life_2/episodes/ep_7/frames/000001.png life 2 step 5000"))
+	f.Add([]byte("ada: agents/ada/episodes/ep_12, agents/ada/previous/life_2/episodes/ep_3 and my ep_4"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, c := range ParseCitations(b) {
 			if c.ID == "" && c.Step < 0 {
@@ -391,5 +392,43 @@ func TestCheckUnder(t *testing.T) {
 			t.Errorf("Under(%q): %d citations, %d missing, %d without description; want %d, %d, %d\n%s",
 				tt.under, r.Citations, len(r.Missing), len(r.NoDescription), tt.citations, tt.missing, tt.nod, r.Text())
 		}
+	}
+}
+
+// TestOtherAgentCitations: a path under agents/ cites another agent's
+// episode (a shared mount): it is neither missing nor one of this store's
+// episodes (the bare id inside it is not read as this agent's), and the
+// check counts it apart.
+func TestOtherAgentCitations(t *testing.T) {
+	s := constructed(t)
+	note := "- ada's shaft (agents/ada/episodes/ep_000012, agents/Ada/previous/life_2/episodes/ep_7/frames/000003.png) matches mine, ep_000003\n"
+	if err := os.WriteFile(s.Path("mine", "notes.md"), []byte(note), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Citations(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, fmt.Sprintf("%s %s %v %q", c.Agent, c.Dir, c.Dirs, c.Missing))
+	}
+	want := []string{
+		`ada agents/ada/episodes/ep_000012 [] ""`,
+		`ada agents/ada/previous/life_2/episodes/ep_000007 [] ""`,
+		` episodes/ep_000003 [episodes/ep_000003] ""`,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("citations:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if b, _ := CitedBy(s, "episodes/ep_000012"); len(b) != 0 {
+		t.Errorf("ada's ep_000012 counted as this store's: cited-by %q", b)
+	}
+	r, err := Check(s, &Resolver{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(r.Text()); !strings.Contains(text, "3 citation(s), 0 to missing episodes, 2 to other agents' episodes (not checked here);") {
+		t.Errorf("check:\n%s", text)
 	}
 }
