@@ -100,15 +100,21 @@ func (r *CheckReport) Text() []byte {
 	for _, e := range r.BadProcedures {
 		fmt.Fprintf(&b, "mine/procedures: %s\n", e)
 	}
-	others := 0
+	others, unchecked := 0, 0
 	for _, c := range r.all {
 		if c.Agent != "" {
 			others++
 		}
+		if c.Unchecked {
+			unchecked++
+		}
 	}
 	fmt.Fprintf(&b, "%d citation(s), %d to missing episodes", r.Citations, len(r.Missing))
 	if others > 0 {
-		fmt.Fprintf(&b, ", %d to other agents' episodes (not checked here)", others)
+		fmt.Fprintf(&b, ", %d to other agents' episodes", others)
+		if unchecked > 0 {
+			fmt.Fprintf(&b, " (%d not checked: no shared mount here)", unchecked)
+		}
 	}
 	fmt.Fprintf(&b, "; %d procedure(s) without a description\n", len(r.NoDescription))
 	return b.Bytes()

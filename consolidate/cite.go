@@ -126,6 +126,9 @@ type Resolved struct {
 	// episode a step range covers.
 	Dirs    []string `json:"dirs,omitempty"`
 	Missing string   `json:"missing,omitempty"`
+	// Unchecked is a citation of another agent's episode that could not be
+	// checked (no shared mount to ask).
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // Names reports whether the citation names the episode directory dir.
@@ -162,8 +165,23 @@ func (li *lifeIndex) add(r episodes.Row) {
 type Resolver struct {
 	Store *episodes.Store
 
-	mu    sync.Mutex
-	lives map[string]*lifeCache // by index path
+	mu     sync.Mutex
+	lives  map[string]*lifeCache // by index path
+	others OtherEpisodes
+}
+
+// OtherEpisodes reports whether another agent's episode exists, as a
+// shared mount knows it: known is false for an agent it holds nothing of;
+// life 0 is that agent's current life.
+type OtherEpisodes func(agent string, life int, id string) (exists, known bool)
+
+// SetOthers lets the Resolver check citations of other agents' episodes
+// (agents/NAME/episodes/<id>) against a shared mount; without it they
+// are counted as not checked.
+func (rs *Resolver) SetOthers(f OtherEpisodes) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.others = f
 }
 
 // lifeCache is one life's index as far as the Resolver read it.
@@ -260,6 +278,9 @@ func (rs *Resolver) Citations() ([]Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
+	rs.mu.Lock()
+	others := rs.others
+	rs.mu.Unlock()
 	mine := s.Path(episodes.MineDir)
 	var out []Resolved
 	err = filepath.WalkDir(mine, func(p string, d fs.DirEntry, err error) error {
@@ -291,11 +312,33 @@ func (rs *Resolver) Citations() ([]Resolved, error) {
 		}
 		for _, c := range cs {
 			c.File = filepath.ToSlash(rel)
-			out = append(out, resolve(c, lives, cur))
+			r := resolve(c, lives, cur)
+			if c.Agent != "" {
+				checkOther(&r, others)
+			}
+			out = append(out, r)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// checkOther checks a citation of another agent's episode with others
+// (nil: it stays unchecked).
+func checkOther(r *Resolved, others OtherEpisodes) {
+	if others == nil {
+		r.Unchecked = true
+		return
+	}
+	exists, known := others(r.Agent, r.Life, r.ID)
+	switch {
+	case !known:
+		r.Missing = fmt.Sprintf("no agent %s shares memory here", r.Agent)
+	case !exists && r.Life > 0:
+		r.Missing = fmt.Sprintf("agent %s has no episode %s in life %d", r.Agent, r.ID, r.Life)
+	case !exists:
+		r.Missing = fmt.Sprintf("agent %s has no episode %s in its current life", r.Agent, r.ID)
+	}
 }
 
 // resolve resolves c against the lives' indexes. An episode covers the

@@ -428,7 +428,29 @@ func TestOtherAgentCitations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text := string(r.Text()); !strings.Contains(text, "3 citation(s), 0 to missing episodes, 2 to other agents' episodes (not checked here);") {
+	if text := string(r.Text()); !strings.Contains(text, "3 citation(s), 0 to missing episodes, 2 to other agents' episodes (2 not checked: no shared mount here);") {
 		t.Errorf("check:\n%s", text)
+	}
+	// On a shared mount they are checked against what it holds of ada.
+	rs := &Resolver{Store: s}
+	rs.SetOthers(func(agent string, life int, id string) (bool, bool) {
+		return agent == "ada" && life == 0 && id == "ep_000012", agent == "ada"
+	})
+	r, err = Check(s, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(r.Text())
+	for _, want := range []string{
+		`mine/notes.md:1: "agents/Ada/previous/life_2/episodes/ep_7/frames/000003.png": agent ada has no episode ep_000007 in life 2`,
+		"3 citation(s), 1 to missing episodes, 2 to other agents' episodes;",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("check on a shared mount lacks %q:\n%s", want, text)
+		}
+	}
+	os.WriteFile(s.Path("mine", "notes.md"), []byte("carl's agents/carl/episodes/ep_000001\n"), 0o644)
+	if r, _ := Check(s, rs); !strings.Contains(string(r.Text()), "no agent carl shares memory here") {
+		t.Errorf("an unknown agent:\n%s", r.Text())
 	}
 }

@@ -188,6 +188,20 @@ func (n *Node) ensureSchema(ctx context.Context) error {
 	return nil
 }
 
+// HasEpisode reports whether this mount holds another agent's episode
+// (life 0: the agent's current life); known is false for an agent it
+// holds no episode of (consolidate.OtherEpisodes, for mine/'s citations).
+func (n *Node) HasEpisode(agent string, life int, id string) (exists, known bool) {
+	cur := n.cat.currentLife(agent)
+	if cur == 0 {
+		return false, false
+	}
+	if life == 0 {
+		life = cur
+	}
+	return n.cat.has(agent, life, id), true
+}
+
 // Tree is the agents/ tree for fs.Hooks.Trees[TreeName].
 func (n *Node) Tree() *Tree { return n.tree }
 

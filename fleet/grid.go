@@ -102,13 +102,23 @@ func (c *gridCopies) copyOf(agent string, life int) *gridCopy {
 	return g
 }
 
-// held is the length of agent's life's copy as held (0 before its first
-// read).
-func (c *gridCopies) held(agent string, life int) int64 {
+// size is the length of agent's life's copy: as held once it has been
+// read, else brought up to date first, so the first ls -l shows the rows
+// rather than an empty file (0 when that fails: the database is down).
+func (c *gridCopies) size(ctx context.Context, agent string, life int) int64 {
 	g := c.copyOf(agent, life)
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.size
+	fetched, size := g.fetched, g.size
+	g.mu.Unlock()
+	if fetched {
+		return size
+	}
+	f, size, err := c.open(ctx, agent, life)
+	if err != nil {
+		return 0
+	}
+	f.Close()
+	return size
 }
 
 // read brings agent's life's copy up to date and returns it (see open).

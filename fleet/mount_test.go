@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -70,6 +71,10 @@ func TestMountShowsOtherAgents(t *testing.T) {
 	// index.jsonl and grid.jsonl are served from this mount's local copies,
 	// byte for byte as in alice's store.
 	for _, f := range []string{"index.jsonl", "grid.jsonl"} {
+		// sized before any read as what a read gives
+		if got := run("stat", "-c", "%s", filepath.Join(mnt, "agents", "alice", f)); got != fmt.Sprintf("%d\n", len(readLocal(t, alice.store, f))) {
+			t.Errorf("stat agents/alice/%s before reading it: %q bytes, want alice's %d", f, got, len(readLocal(t, alice.store, f)))
+		}
 		if got := run("cat", filepath.Join(mnt, "agents", "alice", f)); got != string(readLocal(t, alice.store, f)) {
 			t.Errorf("cat agents/alice/%s: %q, want alice's %q", f, got, readLocal(t, alice.store, f))
 		}

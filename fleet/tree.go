@@ -198,16 +198,16 @@ func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
 		if !ok || life == cur || t.cat.currentLife(agent) == 0 || len(t.cat.ids(agent, life)) == 0 {
 			return nil, errNotExist
 		}
-		return t.lifeNode(agent, life, rest[2:])
+		return t.lifeNode(ctx, agent, life, rest[2:])
 	}
 	if cur == 0 {
 		return nil, errNotExist
 	}
-	return t.lifeNode(agent, cur, rest)
+	return t.lifeNode(ctx, agent, cur, rest)
 }
 
 // lifeNode resolves rest inside one life of agent.
-func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
+func (t *Tree) lifeNode(ctx context.Context, agent string, life int, rest []string) (*node, error) {
 	if len(rest) == 0 {
 		names := []string{episodes.IndexFileName, episodes.GridFileName, episodes.EpisodesDir + "/"}
 		if t.views != nil {
@@ -246,10 +246,11 @@ func (t *Tree) lifeNode(agent string, life int, rest []string) (*node, error) {
 		if len(rest) > 1 {
 			return nil, errNotExist
 		}
-		// Sized as held; opening it brings the copy up to date first.
+		// Sized as held (fetched first if never read); opening it brings
+		// the copy up to date.
 		return &node{read: func(ctx context.Context) ([]byte, error) { return t.grid(ctx, agent, life) },
 			open: func(ctx context.Context) (*os.File, int64, error) { return t.grids.open(ctx, agent, life) },
-			size: t.grids.held(agent, life), sized: true}, nil
+			size: t.grids.size(ctx, agent, life), sized: true}, nil
 	case episodes.EpisodesDir:
 	default:
 		return nil, errNotExist

@@ -81,7 +81,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
 		return fail(stderr, "demo", err)
 	}
-	hooks, closeHooks, err := setupHooks(store)
+	hooks, _, closeHooks, err := setupHooks(store)
 	if err != nil {
 		return fail(stderr, "demo", err)
 	}

@@ -59,7 +59,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
-	hooks, closeHooks, err := setupHooks(store)
+	hooks, _, closeHooks, err := setupHooks(store)
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}

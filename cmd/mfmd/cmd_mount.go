@@ -60,12 +60,12 @@ func runMount(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "mount", err)
 	}
-	hooks, closeHooks, err := setupHooks(store)
+	hooks, cites, closeHooks, err := setupHooks(store)
 	if err != nil {
 		return fail(stderr, "mount", err)
 	}
 	defer closeHooks()
-	leave, err := sharing.join(store, &hooks)
+	leave, err := sharing.join(store, &hooks, cites)
 	if err != nil {
 		return fail(stderr, "mount", err)
 	}

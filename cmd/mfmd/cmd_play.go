@@ -174,12 +174,12 @@ func runPlay(args []string, stdout, stderr io.Writer) int {
 		if err := os.MkdirAll(mountAt, 0o755); err != nil {
 			return fail(stderr, "play", err)
 		}
-		hooks, closeHooks, err := setupHooks(store)
+		hooks, cites, closeHooks, err := setupHooks(store)
 		if err != nil {
 			return fail(stderr, "play", err)
 		}
 		defer closeHooks()
-		leave, err := sharing.join(store, &hooks)
+		leave, err := sharing.join(store, &hooks, cites)
 		if err != nil {
 			return fail(stderr, "play", err)
 		}

@@ -15,7 +15,7 @@ import (
 // setupHooks assembles everything a mount of store serves beyond the
 // store's own files. The returned close releases what was opened, last
 // first, after unmount; on error, what was already opened is released.
-func setupHooks(store *episodes.Store) (mfmfs.Hooks, func(), error) {
+func setupHooks(store *episodes.Store) (mfmfs.Hooks, *consolidate.Resolver, func(), error) {
 	var h mfmfs.Hooks
 	var closers []func() error
 	closeAll := func() {
@@ -41,7 +41,7 @@ func setupHooks(store *episodes.Store) (mfmfs.Hooks, func(), error) {
 	viewer, err := view.New(store, view.DefaultLimits())
 	if err != nil {
 		closeAll()
-		return h, nil, err
+		return h, nil, nil, err
 	}
 	closers = append(closers, viewer.Close)
 	h.Viewer = viewer
@@ -67,7 +67,7 @@ func setupHooks(store *episodes.Store) (mfmfs.Hooks, func(), error) {
 	// README.md's "## Provenance": the artifact the store was seeded from, if any.
 	h.Provenance = func(ctx context.Context) (string, error) { return provenance(store.Root) }
 
-	return h, closeAll, nil
+	return h, cites, closeAll, nil
 }
 
 // provenance is the README.md section naming the artifact the store at

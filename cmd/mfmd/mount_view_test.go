@@ -43,7 +43,7 @@ func canMountView(t *testing.T) {
 // closed, when the test ends.
 func mountForTest(t *testing.T, store *episodes.Store, mnt string) string {
 	t.Helper()
-	hooks, closeHooks, err := setupHooks(store)
+	hooks, _, closeHooks, err := setupHooks(store)
 	if err != nil {
 		t.Fatal(err)
 	}

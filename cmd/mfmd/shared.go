@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 
+	"github.com/mfm-project/mfm/consolidate"
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/fleet"
 	mfmfs "github.com/mfm-project/mfm/fs"
@@ -50,10 +51,10 @@ func (f *sharedFlags) name() string {
 }
 
 // join starts shipping store and following the others, and adds them to
-// hooks: agents/, agent: queries and their explain and sheets. Without
-// sharing, agent: queries are refused. close stops the node (after the
-// unmount).
-func (f *sharedFlags) join(store *episodes.Store, hooks *mfmfs.Hooks) (close func(), err error) {
+// hooks: agents/, agent: queries and their explain and sheets; cites then
+// checks mine/'s citations of their episodes. Without sharing, agent:
+// queries are refused. close stops the node (after the unmount).
+func (f *sharedFlags) join(store *episodes.Store, hooks *mfmfs.Hooks, cites *consolidate.Resolver) (close func(), err error) {
 	on, err := f.on()
 	if err != nil {
 		return nil, err
@@ -84,6 +85,9 @@ func (f *sharedFlags) join(store *episodes.Store, hooks *mfmfs.Hooks) (close fun
 	}
 	if hooks.Viewer != nil {
 		hooks.Viewer = node.Viewer(hooks.Viewer)
+	}
+	if cites != nil {
+		cites.SetOthers(node.HasEpisode)
 	}
 	return node.Close, nil
 }

@@ -304,7 +304,7 @@ func (r *readme) writing() {
 	r.p("step S) or a step range `steps A-B` (also `A..B`, `A to B`: every episode that took a step after A\n")
 	r.p("up to B, read as an index row's `first_step`-`last_step`, so `steps 605-615` cites the episode\n")
 	r.p("with those two fields alone); `life N step S` and `life N steps A-B` for an earlier life; on a\n")
-	r.p("shared mount, another agent's episode by its path, `agents/NAME/episodes/ep_000012` (not checked).\n")
+	r.p("shared mount, another agent's episode by its path, `agents/NAME/episodes/ep_000012`.\n")
 	r.p("`cat %s/mine/.check` lists each citation that names no episode; `episodes/<id>/cited-by` lists\n", r.mnt)
 	r.p("the files citing an episode, and the query term `in:mine` finds the episodes your notes cite.\n\n")
 }
