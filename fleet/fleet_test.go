@@ -538,3 +538,37 @@ func TestNewLifeMidShip(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaNeedsExtension: a role that may not create the btree_gist
+// extension gets an error saying what is needed, not a bare permission
+// error, and nothing is created.
+func TestSchemaNeedsExtension(t *testing.T) {
+	url := fleettest.PostgresURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	role := fmt.Sprintf("mfm_weak_%d", time.Now().UnixNano()%1e9)
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"REVOKE CREATE ON DATABASE " + pgx.Identifier{conn.Config().Database}.Sanitize() + " FROM PUBLIC",
+		"GRANT USAGE, CREATE ON SCHEMA public TO " + role,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	weak := strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
+	err = CreateSchema(ctx, weak)
+	if err == nil || !strings.Contains(err.Error(), "btree_gist extension") || !strings.Contains(err.Error(), "owner") {
+		t.Fatalf("schema by a role without CREATE on the database: %v", err)
+	}
+	var tables int
+	conn.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'mfm_%'`).Scan(&tables)
+	if tables != 0 {
+		t.Errorf("%d tables created before the error", tables)
+	}
+}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -82,6 +83,9 @@ func ensureSchema(ctx context.Context, pool *pgxpool.Pool) error {
 	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock(73310023)`)
 	for _, s := range schema {
 		if _, err := conn.Exec(ctx, s); err != nil {
+			if strings.Contains(s, "btree_gist") {
+				return fmt.Errorf("create schema: the btree_gist extension (PostgreSQL's contrib modules; Debian's postgresql-15 has them) is needed, and creating it needs the database's owner: %w", err)
+			}
 			return fmt.Errorf("create schema: %w", err)
 		}
 	}
