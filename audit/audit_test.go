@@ -293,6 +293,7 @@ func TestParseChainErrors(t *testing.T) {
 		`{"stages": [{"id": "a", "verifier": "true", "make": {"item": "default:wood"}}]}`,
 		`{"stages": [{"id": "a", "verifier": "true", "max_steps": -1}]}`,
 		`{"stages": [{"id": "a", "verifier": "true"}], "bogus": 1}`,
+		`{"stages": [{"id": "a", "verifier": "true"}]} {"stages": []}`,
 	} {
 		if _, err := ParseChain([]byte(bad), nil); err == nil {
 			t.Errorf("ParseChain(%s): no error", bad)

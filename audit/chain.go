@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
+
 	"github.com/mfm-project/mfm/harness"
+	"github.com/mfm-project/mfm/internal/strictjson"
 	"github.com/mfm-project/mfm/luanti"
 )
 
@@ -110,9 +111,7 @@ type Chain struct {
 // stage uses them.
 func ParseChain(b []byte, g *luanti.Graph) (*Chain, error) {
 	var c Chain
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&c); err != nil {
+	if err := strictjson.Decode(b, &c); err != nil {
 		return nil, fmt.Errorf("chain: %w", err)
 	}
 	if len(c.Stages) == 0 {

@@ -9,8 +9,6 @@
 package eval
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/audit"
+	"github.com/mfm-project/mfm/internal/strictjson"
 )
 
 // Transfer conditions (MC-EvoBench appendix D).
@@ -111,14 +110,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // ParseConfig decodes and checks a config; unknown fields are errors.
 // dir is the directory relative paths are taken from.
 func ParseConfig(data []byte, dir string) (*Config, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var c Config
-	if err := dec.Decode(&c); err != nil {
+	if err := strictjson.Decode(data, &c); err != nil {
 		return nil, fmt.Errorf("eval config: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("eval config: more than one JSON value")
 	}
 	c.dir = dir
 	if err := c.check(); err != nil {

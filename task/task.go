@@ -6,14 +6,14 @@
 package task
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/mfm-project/mfm/internal/strictjson"
 )
 
 // DefaultPlanCap is the most steps one plan (one `mfmd act` call) may
@@ -66,14 +66,11 @@ var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // Parse reads a task file's JSON. Unknown fields are errors (a typo would
 // otherwise silently drop a milestone's meaning).
 func Parse(data []byte) (*Task, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
 	var t Task
-	if err := d.Decode(&t); err != nil {
+	if err := strictjson.Decode(data, &t); errors.Is(err, strictjson.ErrTrailing) {
+		return nil, fmt.Errorf("task: %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("task: not a task object: %w", err)
-	}
-	if d.More() {
-		return nil, errors.New("task: more than one JSON value")
 	}
 	if err := t.validate(); err != nil {
 		return nil, err
