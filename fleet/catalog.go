@@ -313,19 +313,8 @@ func (c *catalog) openIndex(agent string, life int) (*os.File, int64, bool) {
 
 // indexBytes is agent's life's index.jsonl, read from its file.
 func (c *catalog) indexBytes(agent string, life int) ([]byte, bool) {
-	c.mu.RLock()
-	a := c.agents[agent]
-	if a == nil || a.lives[life] == nil {
-		c.mu.RUnlock()
-		return nil, false
-	}
-	l := a.lives[life]
-	// Opened under the lock, so no rewrite comes between: the first size
-	// bytes of the file opened are complete rows, whatever is appended.
-	f, err := os.Open(l.path)
-	size := l.size
-	c.mu.RUnlock()
-	if err != nil {
+	f, size, ok := c.openIndex(agent, life)
+	if !ok {
 		return nil, false
 	}
 	defer f.Close()

@@ -48,7 +48,7 @@ type gridCopies struct {
 
 	mu    sync.Mutex
 	lives map[string]*gridCopy // "agent/life_N"
-	down  bool                 // the last fetch failed (logged once)
+	down  *outage              // fetches failing (logged once)
 }
 
 // gridCopy is one agent's life's grid.jsonl as held.
@@ -73,7 +73,8 @@ func newGridCopies(dir string, db *pgxpool.Pool, log *slog.Logger) (*gridCopies,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fleet grid copies: %w", err)
 	}
-	return &gridCopies{dir: dir, db: db, log: log, lives: map[string]*gridCopy{}}, nil
+	return &gridCopies{dir: dir, db: db, log: log, lives: map[string]*gridCopy{},
+		down: &outage{what: "other agents' grid.jsonl", log: log}}, nil
 }
 
 // close closes the copies' files.
@@ -151,7 +152,7 @@ func (c *gridCopies) open(ctx context.Context, agent string, life int) (*os.File
 		g.f, g.size = f, 0
 	}
 	err := c.fetch(ctx, g, agent, life)
-	c.report(err)
+	c.down.report(err)
 	if err == nil {
 		g.fetched = true
 	} else if !g.fetched {
@@ -167,21 +168,6 @@ func (c *gridCopies) open(ctx context.Context, agent string, life int) (*os.File
 		return nil, 0, fmt.Errorf("agents/%s/grid.jsonl: local copy: %w", agent, err)
 	}
 	return f, g.size, nil
-}
-
-// report logs a fetch that failed after one that worked, and the first
-// that works again.
-func (c *gridCopies) report(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case err != nil && !c.down:
-		c.down = true
-		c.log.Warn("fleet: the shared database did not answer; other agents' grid.jsonl served as held", "err", err)
-	case err == nil && c.down:
-		c.down = false
-		c.log.Info("fleet: the shared database answers again; other agents' grid.jsonl up to date")
-	}
 }
 
 // fetch appends the rows past the end of g (g.mu held). With a gap

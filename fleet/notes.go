@@ -43,7 +43,7 @@ type notesCache struct {
 	listVer   uint64            // bumped by every notification
 	list      *noteList
 	by        map[string]*agentNotes
-	down      bool // the last look-up failed (logged once)
+	down      *outage // look-ups failing (logged once)
 
 	queries atomic.Int64 // queries sent (tests)
 }
@@ -69,7 +69,8 @@ type note struct {
 }
 
 func newNotesCache(db *pgxpool.Pool, self string, log *slog.Logger) *notesCache {
-	return &notesCache{db: db, self: self, log: log, ver: map[string]uint64{}, by: map[string]*agentNotes{}}
+	return &notesCache{db: db, self: self, log: log, ver: map[string]uint64{}, by: map[string]*agentNotes{},
+		down: &outage{what: "other agents' notes", log: log}}
 }
 
 // setListening is called by the follower when its LISTEN on notesChannel
@@ -90,19 +91,6 @@ func (c *notesCache) invalidate(agent string) {
 	c.listVer++
 }
 
-// report logs a failed look-up after one that worked, and the first that
-// works again (c.mu held).
-func (c *notesCache) report(err error) {
-	switch {
-	case err != nil && !c.down:
-		c.down = true
-		c.log.Warn("fleet: the shared database did not answer; other agents' notes served as held", "err", err)
-	case err == nil && c.down:
-		c.down = false
-		c.log.Info("fleet: the shared database answers again; other agents' notes read again")
-	}
-}
-
 // agents lists the other agents with shared notes.
 func (c *notesCache) agents(ctx context.Context) ([]string, error) {
 	c.mu.Lock()
@@ -116,7 +104,7 @@ func (c *notesCache) agents(ctx context.Context) ([]string, error) {
 	names, err := c.loadAgents(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.report(err)
+	c.down.report(err)
 	if err != nil {
 		if l != nil {
 			return l.names, nil
@@ -166,7 +154,7 @@ func (c *notesCache) notesOf(ctx context.Context, agent string) (*agentNotes, er
 	fresh, err := c.loadNotes(ctx, agent)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.report(err)
+	c.down.report(err)
 	if err != nil {
 		if e != nil {
 			return e, nil
