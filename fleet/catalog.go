@@ -341,6 +341,18 @@ func (c *catalog) ids(agent string, life int) []string {
 	return out
 }
 
+// lastID is the id of agent's life's last row in id order ("" when none).
+func (c *catalog) lastID(agent string, life int) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	a := c.agents[agent]
+	if a == nil || a.lives[life] == nil || len(a.lives[life].rows) == 0 {
+		return ""
+	}
+	l := a.lives[life]
+	return l.id(l.rows[len(l.rows)-1])
+}
+
 // has reports whether agent's life has a row for id.
 func (c *catalog) has(agent string, life int, id string) bool {
 	c.mu.RLock()

@@ -20,8 +20,9 @@ func (t *Tree) Readme(ctx context.Context, mnt string) string {
 	p("`cited-by` (search it from your own `q/` with `agent:NAME`); an episode shows there once all\n")
 	p("its files are stored, moments after that agent closes it.\n\n")
 	names := t.cat.agentNames()
+	sharing := t.noteAgents(ctx)
 	noteAgents := map[string]bool{}
-	for _, a := range t.noteAgents(ctx) {
+	for _, a := range sharing {
 		noteAgents[a] = true
 	}
 	var example, exampleID string
@@ -43,12 +44,10 @@ func (t *Tree) Readme(ctx context.Context, mnt string) string {
 			p("%s\n", line)
 			if example == "" && ids > 0 {
 				example = a
-				if all := t.cat.ids(a, cur); len(all) > 0 {
-					exampleID = all[len(all)-1]
-				}
+				exampleID = t.cat.lastID(a, cur)
 			}
 		}
-		for a := range noteAgents {
+		for _, a := range sharing {
 			if t.cat.currentLife(a) == 0 {
 				p("- `%s`: no episodes yet; shares its notes\n", a)
 			}

@@ -195,7 +195,7 @@ func (t *Tree) resolve(ctx context.Context, p string) (*node, error) {
 			return dirNode(names...), nil
 		}
 		life, ok := episodes.ParseLifeName(rest[1])
-		if !ok || life == cur || t.cat.currentLife(agent) == 0 || len(t.cat.ids(agent, life)) == 0 {
+		if !ok || life == cur || t.cat.currentLife(agent) == 0 || t.cat.count(agent, life) == 0 {
 			return nil, errNotExist
 		}
 		return t.lifeNode(ctx, agent, life, rest[2:])
