@@ -18,26 +18,7 @@ import (
 // and stops. Each script gets a fresh database ($PGURL) and bucket
 // ($OBJECTS, with AWS_* set for mfmd mount).
 func TestSharedMountScript(t *testing.T) {
-	admin := os.Getenv(fleettest.EnvPostgres)
-	if admin == "" {
-		pg, err := fleettest.StartPostgres(false)
-		if err != nil {
-			fleettest.Unavailable(t, err)
-			return
-		}
-		t.Cleanup(pg.Close)
-		admin = pg.URL("postgres")
-	}
-	tg := fleettest.S3Target{Endpoint: os.Getenv(fleettest.EnvS3), Access: os.Getenv(fleettest.EnvS3Access), Secret: os.Getenv(fleettest.EnvS3Secret)}
-	if tg.Endpoint == "" {
-		s3, err := fleettest.StartS3()
-		if err != nil {
-			fleettest.Unavailable(t, err)
-			return
-		}
-		t.Cleanup(s3.Close)
-		tg = fleettest.S3Target{Endpoint: s3.Endpoint(), Access: fleettest.S3Access, Secret: fleettest.S3Secret}
-	}
+	admin, tg := sharedServers(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/shared",
 		Setup: func(env *testscript.Env) error {
