@@ -182,23 +182,17 @@ func (f *follower) fetch(ctx context.Context) error {
 			if f.have[seq] {
 				continue
 			}
-			f.have[seq] = true
-			if agent == f.self {
-				continue
-			}
 			var fl []fileEntry
-			if err := json.Unmarshal(files, &fl); err != nil {
-				f.log.Warn("fleet: shipped row with unreadable file list skipped", "agent", agent, "id", id, "err", err)
-				continue
+			if agent != f.self {
+				if err := json.Unmarshal(files, &fl); err != nil {
+					f.have[seq] = true
+					f.log.Warn("fleet: shipped row with unreadable file list skipped", "agent", agent, "id", id, "err", err)
+					continue
+				}
 			}
-			added, err := f.cat.add(agent, life, id, []byte(row), fl)
-			if err != nil {
-				delete(f.have, seq) // read again after the reconnect
+			if _, err := f.take(seq, agent, life, id, []byte(row), fl); err != nil {
 				rows.Close()
-				return fmt.Errorf("follow: %w", err)
-			}
-			if added && f.onRow != nil {
-				f.onRow(agent, life, id)
+				return err
 			}
 		}
 		rows.Close()
@@ -219,24 +213,36 @@ func (f *follower) addAnnounced(r shippedRow) error {
 	if f.have[r.Seq] {
 		return nil
 	}
-	if r.Seq > f.safe {
-		f.have[r.Seq] = true
+	added, err := f.take(r.Seq, r.Agent, r.Life, r.ID, []byte(r.Row), r.Files)
+	if err != nil {
+		return err
 	}
-	if r.Agent != f.self {
-		added, err := f.cat.add(r.Agent, r.Life, r.ID, []byte(r.Row), r.Files)
-		if err != nil {
-			delete(f.have, r.Seq) // read again after the reconnect
-			return fmt.Errorf("follow: %w", err)
-		}
-		if added {
-			f.announced.Add(1)
-			if f.onRow != nil {
-				f.onRow(r.Agent, r.Life, r.ID)
-			}
-		}
+	if added {
+		f.announced.Add(1)
 	}
 	f.advance(r.Seq)
 	return nil
+}
+
+// take adds row seq to the catalog, however it came (f.mu held): a seq
+// past the cursor is marked read, this agent's own rows only that, and
+// each row new to the catalog is passed to onRow. On an error the seq is
+// unmarked, to be read again after the reconnect.
+func (f *follower) take(seq int64, agent string, life int, id string, row []byte, files []fileEntry) (added bool, err error) {
+	if seq > f.safe {
+		f.have[seq] = true
+	}
+	if agent == f.self {
+		return false, nil
+	}
+	if added, err = f.cat.add(agent, life, id, row, files); err != nil {
+		delete(f.have, seq)
+		return false, fmt.Errorf("follow: %w", err)
+	}
+	if added && f.onRow != nil {
+		f.onRow(agent, life, id)
+	}
+	return added, nil
 }
 
 // advance moves safe over read seqs and over holes older than gapWait.
