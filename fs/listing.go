@@ -165,6 +165,9 @@ func (d *listedDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	}
 	if d.lookups++; d.lookups == statAheadAfter {
 		d.ahead = startStatAhead(d.n.backingPath())
+		if statAheadStarted != nil {
+			statAheadStarted(d.ahead)
+		}
 	}
 	if d.ahead != nil && name != citedByName {
 		if a, ok := d.ahead.take(name); ok {

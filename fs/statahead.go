@@ -32,6 +32,12 @@ import (
 // variable for tests).
 var statAheadAfter = 256
 
+// statAheadStarted, when set, is called with each stat-ahead as it
+// starts, inside the lookup that starts it (a hook for tests, which wait
+// there for the goroutine so that how many lookups it serves does not
+// depend on the scheduler).
+var statAheadStarted func(*statAhead)
+
 // statAheadWindow bounds the stats kept ahead of the lookups.
 const statAheadWindow = 2048
 
