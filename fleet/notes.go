@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mfm-project/mfm/internal/lru"
 )
 
 // notesChannel is the LISTEN/NOTIFY channel a change of an agent's shared
@@ -23,9 +24,13 @@ const notesChannel = "mfm_notes"
 // that is down slows ls agents/ by at most this much.
 const notesTimeout = 500 * time.Millisecond
 
+// notesBodyBudget bounds the bytes of note bodies a mount keeps: the
+// most recently read ones, each at most maxNoteSize.
+const notesBodyBudget = 32 << 20
+
 // notesCache holds the other agents' shared notes as last read from
 // PostgreSQL: which agents have notes, each agent's paths and sizes, and
-// the bodies read. An entry is trusted while the follower LISTENs on
+// the most recently read bodies (notesBodyBudget bytes of them). An entry is trusted while the follower LISTENs on
 // notesChannel and no notification has named its agent since it was
 // read; otherwise the next look-up reads it again. While the follower is
 // not listening (not connected yet, or reconnecting) every look-up asks
@@ -44,6 +49,10 @@ type notesCache struct {
 	list      *noteList
 	by        map[string]*agentNotes
 	down      *outage // look-ups failing (logged once)
+
+	// bodies holds note bodies by agent, path, size and update time, so
+	// a body is found only for the version of the note it was read as.
+	bodies *lru.Cache[[]byte]
 
 	queries atomic.Int64 // queries sent (tests)
 }
@@ -64,13 +73,17 @@ type agentNotes struct {
 type note struct {
 	size    int64
 	updated time.Time // changes with the body
-	body    []byte    // read when first asked for
-	read    bool
 }
 
 func newNotesCache(db *pgxpool.Pool, self string, log *slog.Logger) *notesCache {
 	return &notesCache{db: db, self: self, log: log, ver: map[string]uint64{}, by: map[string]*agentNotes{},
-		down: &outage{what: "other agents' notes", log: log}}
+		down:   &outage{what: "other agents' notes", log: log},
+		bodies: lru.New(notesBodyBudget, func(b []byte) int64 { return int64(len(b)) })}
+}
+
+// bodyKey is the key of the body of agent's note at path as n describes it.
+func bodyKey(agent, path string, n *note) string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d", agent, path, n.size, n.updated.UnixNano())
 }
 
 // setListening is called by the follower when its LISTEN on notesChannel
@@ -162,14 +175,6 @@ func (c *notesCache) notesOf(ctx context.Context, agent string) (*agentNotes, er
 		return nil, err
 	}
 	fresh.epoch, fresh.ver = epoch, ver
-	if e != nil {
-		// A body read before is good while its note is unchanged.
-		for p, n := range fresh.notes {
-			if o := e.notes[p]; o != nil && o.read && o.size == n.size && o.updated.Equal(n.updated) {
-				n.body, n.read = o.body, true
-			}
-		}
-	}
 	c.by[agent] = fresh
 	return fresh, nil
 }
@@ -207,16 +212,14 @@ func (c *notesCache) body(ctx context.Context, agent, path string) ([]byte, erro
 	}
 	c.mu.Lock()
 	n := e.notes[path]
+	c.mu.Unlock()
 	if n == nil {
-		c.mu.Unlock()
 		return nil, errNotExist
 	}
-	if n.read {
-		b := n.body
-		c.mu.Unlock()
+	key := bodyKey(agent, path, n)
+	if b, ok := c.bodies.Get(key); ok {
 		return b, nil
 	}
-	c.mu.Unlock()
 	var body []byte
 	var updated time.Time
 	c.queries.Add(1)
@@ -227,10 +230,8 @@ func (c *notesCache) body(ctx context.Context, agent, path string) ([]byte, erro
 	if err != nil {
 		return nil, fmt.Errorf("agents/%s/mine/%s: the shared database did not answer: %w", agent, path, err)
 	}
-	c.mu.Lock()
 	if updated.Equal(n.updated) && int64(len(body)) == n.size {
-		n.body, n.read = body, true
+		c.bodies.Put(key, body)
 	}
-	c.mu.Unlock()
 	return body, nil
 }

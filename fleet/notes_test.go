@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/fleet/fleettest"
+	"github.com/mfm-project/mfm/internal/lru"
 )
 
 // TestNotesCache: bob's mount shows alice's shared note; bob's reads of
@@ -112,5 +114,58 @@ func TestNotesCache(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("ls agents after alice's last note went: %s, %v; want nothing", strings.Join(names, " "), err)
+	}
+}
+
+// TestNotesBodiesBounded: bob keeps at most the bodies' budget of
+// alice's notes, the most recently read, and still reads each note whole
+// and right (one query for a body that was dropped, none for one held).
+func TestNotesBodiesBounded(t *testing.T) {
+	tm := newTeam(t)
+	alice, bob := tm.agent("alice", true), tm.agent("bob", false)
+	<-bob.node.Ready()
+	const budget, size, count = 256 << 10, 60 << 10, 8 // 4 notes fit
+	cache := bob.node.tree.notes
+	cache.bodies = lru.New(budget, func(b []byte) int64 { return int64(len(b)) })
+	if err := os.MkdirAll(alice.store.Path("mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := range count {
+		name := fmt.Sprintf("note%d.md", i)
+		want[name] = strings.Repeat(string(rune('a'+i)), size-1) + "\n"
+		if err := os.WriteFile(alice.store.Path("mine", name), []byte(want[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mnt := mountAgents(t, bob.node)
+	dir := filepath.Join(mnt, "agents", "alice", "mine")
+	waitFor(t, 20*time.Second, "alice's notes in bob's mount", func() bool {
+		ents, _ := os.ReadDir(dir)
+		return len(ents) == count
+	})
+	read := func(name string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(b) != want[name] {
+			t.Fatalf("agents/alice/mine/%s: %d bytes, %v; want %d bytes of %q", name, len(b), err, len(want[name]), want[name][:1])
+		}
+	}
+	for range 2 {
+		for i := range count {
+			read(fmt.Sprintf("note%d.md", i))
+		}
+		if n, used, _, _ := cache.bodies.Stats(); used > budget || n != budget/size {
+			t.Fatalf("%d bodies of %d bytes held, want %d within the budget %d", n, used, budget/size, budget)
+		}
+	}
+	q0 := cache.queries.Load()
+	read(fmt.Sprintf("note%d.md", count-1)) // the last read: held
+	if got := cache.queries.Load() - q0; got != 0 {
+		t.Errorf("reading the note read last sent %d queries, want 0", got)
+	}
+	read("note0.md") // dropped for the later ones
+	if got := cache.queries.Load() - q0; got != 1 {
+		t.Errorf("reading a dropped note sent %d queries, want 1", got)
 	}
 }
