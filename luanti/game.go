@@ -68,9 +68,11 @@ type Game struct {
 	Display string
 	X       *X
 	xvfb    *exec.Cmd
-	game    *exec.Cmd
-	done    chan struct{} // closed when the game process exits
-	waitErr error
+	// xvfbDone is closed when Xvfb exits.
+	xvfbDone chan struct{}
+	game     *exec.Cmd
+	done     chan struct{} // closed when the game process exits
+	waitErr  error
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -203,43 +205,51 @@ func (g *Game) waitTick(ctx context.Context, what string) error {
 	}
 }
 
+// startXvfb starts Xvfb on a display it picks itself: with -displayfd it
+// takes the first display whose socket it can bind (an atomic choice
+// between concurrent starts, blind to lock files left by servers that
+// were killed) and writes the number when it accepts connections.
 func (g *Game) startXvfb(ctx context.Context) error {
-	var lastErr error
-	for n := 50 + os.Getpid()%200; n < 400; n++ {
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
-			continue
-		}
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); err == nil {
-			continue
-		}
-		disp := fmt.Sprintf(":%d", n)
-		cmd := exec.Command("Xvfb", disp, "-screen", "0", fmt.Sprintf("%dx%dx24", g.cfg.Width, g.cfg.Height), "-nolisten", "tcp")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("start Xvfb: %w", err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		sock := fmt.Sprintf("/tmp/.X11-unix/X%d", n)
-		for i := 0; ; i++ {
-			if _, err := os.Stat(sock); err == nil {
-				g.xvfb, g.Display = cmd, disp
-				renice(cmd.Process.Pid, g.cfg.Nice)
-				return nil
-			}
-			select {
-			case <-exited:
-				lastErr = fmt.Errorf("Xvfb %s exited at start", disp)
-			case <-ctx.Done():
-				cmd.Process.Kill()
-				return fmt.Errorf("start Xvfb %s: %w", disp, ctx.Err())
-			case <-time.After(50 * time.Millisecond):
-				continue
-			}
-			break
-		}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start Xvfb: %w", err)
 	}
-	return fmt.Errorf("no free X display: %v", lastErr)
+	defer r.Close()
+	logPath := filepath.Join(g.cfg.Dir, "xvfb.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("Xvfb log: %w", err)
+	}
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", fmt.Sprintf("%dx%dx24", g.cfg.Width, g.cfg.Height), "-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{w} // fd 3
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		logf.Close()
+		return fmt.Errorf("start Xvfb: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	g.xvfb, g.xvfbDone = cmd, exited // stopped by Stop whatever happens next
+	named := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n') // EOF when Xvfb exits
+		named <- strings.TrimSpace(line)
+	}()
+	select {
+	case n := <-named:
+		if _, err := strconv.Atoi(n); err != nil {
+			return fmt.Errorf("start Xvfb: it exited without naming a display (see %s)", logPath)
+		}
+		g.Display = ":" + n
+		renice(cmd.Process.Pid, g.cfg.Nice)
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("start Xvfb: %w (see %s)", ctx.Err(), logPath)
+	}
 }
 
 func renice(pid, n int) {
@@ -389,7 +399,14 @@ func (g *Game) Stop() {
 	g.closed = true
 	g.mu.Unlock()
 	if g.xvfb != nil && g.xvfb.Process != nil {
-		_ = syscall.Kill(-g.xvfb.Process.Pid, syscall.SIGKILL)
+		// SIGTERM lets Xvfb remove its socket; SIGKILL if it does not go.
+		_ = syscall.Kill(-g.xvfb.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-g.xvfbDone:
+		case <-time.After(3 * time.Second):
+			_ = syscall.Kill(-g.xvfb.Process.Pid, syscall.SIGKILL)
+			<-g.xvfbDone
+		}
 		g.xvfb = nil
 	}
 }
