@@ -310,12 +310,7 @@ func TestPlayActionsJSON(t *testing.T) {
 // reads its start position through the mount, the turn block's frame
 // path is under the mount and readable there, and the reads are logged.
 func TestPlayMountSim(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI: the mount test must run as root")
-		}
-		t.Skip("mounting needs root here")
-	}
+	requireRoot(t)
 	dir := t.TempDir()
 	mnt := filepath.Join(dir, "mfm")
 	var out, errb bytes.Buffer
@@ -407,12 +402,7 @@ func TestPlayAgentRefused(t *testing.T) {
 // and the socket after the last goal (by default, no --linger), until
 // SIGTERM.
 func TestPlayLingerMount(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI: the mount test must run as root")
-		}
-		t.Skip("mounting needs root here")
-	}
+	requireRoot(t)
 	dir := t.TempDir()
 	mnt, sock := filepath.Join(dir, "mfm"), filepath.Join(dir, "play.sock")
 	done := make(chan int, 1)
@@ -508,5 +498,17 @@ func requireLiveGame(t *testing.T) {
 			t.Fatalf("CI: the live game must run: %v", err)
 		}
 		t.Skip(err)
+	}
+}
+
+// requireRoot skips a test that mounts through mfmd play unless it runs
+// as root; under CI=true it fails instead.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: the mount test must run as root")
+		}
+		t.Skip("mounting needs root here")
 	}
 }

@@ -45,12 +45,7 @@ func sharedServers(t *testing.T) (admin string, tg fleettest.S3Target) {
 // there and reads her rows), and ships the agent's own episodes, which
 // alice's node then shows under her agents/bob/.
 func TestPlayShared(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI: the mount test must run as root")
-		}
-		t.Skip("mounting needs root here")
-	}
+	requireRoot(t)
 	admin, tg := sharedServers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
