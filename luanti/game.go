@@ -386,28 +386,27 @@ func (g *Game) Stop() {
 		g.X = nil
 	}
 	if g.game != nil && g.game.Process != nil {
-		_ = syscall.Kill(-g.game.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-g.done:
-		case <-time.After(3 * time.Second):
-			_ = syscall.Kill(-g.game.Process.Pid, syscall.SIGKILL)
-			<-g.done
-		}
+		stopGroup(g.game, g.done)
 		g.game = nil
 	}
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
 	if g.xvfb != nil && g.xvfb.Process != nil {
-		// SIGTERM lets Xvfb remove its socket; SIGKILL if it does not go.
-		_ = syscall.Kill(-g.xvfb.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-g.xvfbDone:
-		case <-time.After(3 * time.Second):
-			_ = syscall.Kill(-g.xvfb.Process.Pid, syscall.SIGKILL)
-			<-g.xvfbDone
-		}
+		stopGroup(g.xvfb, g.xvfbDone) // SIGTERM lets Xvfb remove its socket
 		g.xvfb = nil
+	}
+}
+
+// stopGroup ends the process group cmd leads: SIGTERM, then SIGKILL if
+// it has not exited (done closed) after 3 s. It returns once it has.
+func stopGroup(cmd *exec.Cmd, done <-chan struct{}) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
 	}
 }
 
