@@ -30,12 +30,13 @@ const notesBodyBudget = 32 << 20
 
 // notesCache holds the other agents' shared notes as last read from
 // PostgreSQL: which agents have notes, each agent's paths and sizes, and
-// the most recently read bodies (notesBodyBudget bytes of them). An entry is trusted while the follower LISTENs on
-// notesChannel and no notification has named its agent since it was
-// read; otherwise the next look-up reads it again. While the follower is
-// not listening (not connected yet, or reconnecting) every look-up asks
-// the database, since a change would go unannounced; when the database
-// does not answer, what is held is served.
+// the most recently read bodies (notesBodyBudget bytes of them). An
+// entry is trusted while the follower LISTENs on notesChannel and no
+// notification has named its agent since it was read; otherwise the
+// next look-up reads it again. While the follower is not listening (not
+// connected yet, or reconnecting) every look-up asks the database, since
+// a change would go unannounced; when the database does not answer, what
+// is held is served.
 type notesCache struct {
 	db   *pgxpool.Pool
 	self string
@@ -210,9 +211,7 @@ func (c *notesCache) body(ctx context.Context, agent, path string) ([]byte, erro
 	if err != nil {
 		return nil, fmt.Errorf("agents/%s/mine/%s: the shared database did not answer: %w", agent, path, err)
 	}
-	c.mu.Lock()
-	n := e.notes[path]
-	c.mu.Unlock()
+	n := e.notes[path] // an agentNotes is not changed once read
 	if n == nil {
 		return nil, errNotExist
 	}
