@@ -184,10 +184,7 @@ func (f *viewFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return nil, 0, env.fail(ctx, "/"+f.rel, err)
 	}
 	env.access.record(ctx, "/"+f.rel, "view")
-	if f.ttl > 0 {
-		return &bytesHandle{data: b}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
-	}
-	return &bytesHandle{data: b}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+	return openBytes(b, f.ttl)
 }
 
 func (f *viewFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -201,11 +198,7 @@ func (f *viewFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		}
 	}
 	f.views.env.virtualReads.Add(1)
-	if off >= int64(len(data)) {
-		return fuse.ReadResultData(nil), 0
-	}
-	end := min(off+int64(len(dest)), int64(len(data)))
-	return fuse.ReadResultData(data[off:end]), 0
+	return bytesAt(data, dest, off), 0
 }
 
 // Flush answers ENOSYS: nothing to flush, and the kernel stops asking.

@@ -189,10 +189,7 @@ func (f *bytesFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		return nil, 0, f.env.fail(ctx, p, err)
 	}
 	f.env.access.record(ctx, p, f.kind)
-	if f.ttl > 0 {
-		return &bytesHandle{data: b}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
-	}
-	return &bytesHandle{data: b}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+	return openBytes(b, f.ttl)
 }
 
 func (f *bytesFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -206,11 +203,7 @@ func (f *bytesFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 		}
 	}
 	f.env.virtualReads.Add(1)
-	if off >= int64(len(data)) {
-		return fuse.ReadResultData(nil), 0
-	}
-	end := min(off+int64(len(dest)), int64(len(data)))
-	return fuse.ReadResultData(data[off:end]), 0
+	return bytesAt(data, dest, off), 0
 }
 
 // Flush answers ENOSYS, which tells the kernel never to send FLUSH on
@@ -244,6 +237,23 @@ func (e *nodeEnv) virtualChild(ctx context.Context, parent *gofs.Inode, name str
 
 // bytesHandle is one open of a bytesFile: the content as it was at open.
 type bytesHandle struct{ data []byte }
+
+// openBytes opens a virtual file whose content is b: the kernel keeps
+// the pages of a stable one (ttl > 0) and reads a live one directly.
+func openBytes(b []byte, ttl time.Duration) (gofs.FileHandle, uint32, syscall.Errno) {
+	if ttl > 0 {
+		return &bytesHandle{data: b}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+	}
+	return &bytesHandle{data: b}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+}
+
+// bytesAt answers a read of len(dest) bytes at off from data.
+func bytesAt(data, dest []byte, off int64) fuse.ReadResult {
+	if off >= int64(len(data)) {
+		return fuse.ReadResultData(nil)
+	}
+	return fuse.ReadResultData(data[off:min(off+int64(len(dest)), int64(len(data)))])
+}
 
 // proxyFile is a read-only window onto a store file whose path is chosen
 // at each access (now/state.json falls back to the last episode's state;
