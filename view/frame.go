@@ -13,11 +13,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 	"sync"
 
 	_ "image/gif" // frames may be any of the standard formats
 
+	"github.com/mfm-project/mfm/internal/filestamp"
 	"github.com/mfm-project/mfm/internal/lru"
 )
 
@@ -94,16 +94,6 @@ var ErrNoFrame = errors.New("no such frame")
 // or a plain path.
 type opener func(name string) (*os.File, error)
 
-// stamp identifies one version of a file for cache keys.
-type stamp struct {
-	size  int64
-	mtime int64
-}
-
-func (s stamp) String() string {
-	return strconv.FormatInt(s.size, 36) + "." + strconv.FormatInt(s.mtime, 36)
-}
-
 // frames decodes and caches frames under the limits.
 type frames struct {
 	lim   *Limits
@@ -116,24 +106,24 @@ func newFrames(lim *Limits, open opener) *frames {
 }
 
 // stat returns the stamp of the regular file name.
-func (fr *frames) stat(name string) (stamp, error) {
+func (fr *frames) stat(name string) (filestamp.Stamp, error) {
 	f, err := fr.open(name)
 	if err != nil {
-		return stamp{}, openErr(name, err)
+		return filestamp.Stamp{}, openErr(name, err)
 	}
 	defer f.Close()
 	return regular(name, f)
 }
 
-func regular(name string, f *os.File) (stamp, error) {
+func regular(name string, f *os.File) (filestamp.Stamp, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return stamp{}, fmt.Errorf("frame %s: %w", name, err)
+		return filestamp.Stamp{}, fmt.Errorf("frame %s: %w", name, err)
 	}
 	if !st.Mode().IsRegular() {
-		return stamp{}, fmt.Errorf("frame %s: not a regular file", name)
+		return filestamp.Stamp{}, fmt.Errorf("frame %s: not a regular file", name)
 	}
-	return stamp{st.Size(), st.ModTime().UnixNano()}, nil
+	return filestamp.Of(st), nil
 }
 
 func openErr(name string, err error) error {
@@ -145,10 +135,10 @@ func openErr(name string, err error) error {
 
 // load returns the decoded frame name (shared: callers must not modify it)
 // and its stamp.
-func (fr *frames) load(name string) (*image.NRGBA, stamp, error) {
+func (fr *frames) load(name string) (*image.NRGBA, filestamp.Stamp, error) {
 	f, err := fr.open(name)
 	if err != nil {
-		return nil, stamp{}, openErr(name, err)
+		return nil, filestamp.Stamp{}, openErr(name, err)
 	}
 	defer f.Close()
 	st, err := regular(name, f)
@@ -159,7 +149,7 @@ func (fr *frames) load(name string) (*image.NRGBA, stamp, error) {
 	if m, ok := fr.cache.Get(key); ok {
 		return m, st, nil
 	}
-	m, err := decodeCapped(name, f, st.size, fr.lim)
+	m, err := decodeCapped(name, f, st.Size, fr.lim)
 	if err != nil {
 		return nil, st, err
 	}
@@ -231,5 +221,5 @@ func LoadFile(path string, lim *Limits) (*image.NRGBA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeCapped(path, f, st.size, lim)
+	return decodeCapped(path, f, st.Size, lim)
 }

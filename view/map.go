@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/filestamp"
 )
 
 // mapKind is how one grid kind is drawn: a colour in image maps, a
@@ -231,7 +232,7 @@ func (v *Viewer) mapStamp(s Spec) string {
 	var b strings.Builder
 	for _, n := range names {
 		if st, err := v.root.Stat(n); err == nil {
-			b.WriteString(strconv.FormatInt(st.Size(), 36) + "." + strconv.FormatInt(st.ModTime().UnixNano(), 36) + ";")
+			b.WriteString(filestamp.Of(st).String() + ";")
 		} else {
 			b.WriteString("-;")
 		}

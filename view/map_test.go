@@ -230,6 +230,49 @@ func TestMapErrors(t *testing.T) {
 	}
 }
 
+// TestMapHereFollowsNow: map/here follows now/state.json as the harness
+// replaces it (by rename), even when the new file has the same size and
+// mtime, as two states written within one tick of the file clock have.
+func TestMapHereFollowsNow(t *testing.T) {
+	v, dir := handViewer(t)
+	ctx := context.Background()
+	now := filepath.Join(dir, "now", "state.json")
+	if err := os.MkdirAll(filepath.Dir(now), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var first os.FileInfo
+	for i, c := range []struct{ state, want string }{
+		{`{"step": 99, "pos": {"x": 2.5, "y": 0, "z": 1.5}}`, "now/state.json, step 99"},
+		{`{"step": 98, "pos": {"x": 0.5, "y": 0, "z": 1.5}}`, "now/state.json, step 98"},
+	} {
+		tmp := now + ".tmp"
+		if err := os.WriteFile(tmp, []byte(c.state), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if first != nil {
+			if err := os.Chtimes(tmp, first.ModTime(), first.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Rename(tmp, now); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = st
+		} else if st.Size() != first.Size() || !st.ModTime().Equal(first.ModTime()) {
+			t.Fatalf("the case needs the same size and mtime: %v, %v", st, first)
+		}
+		b, _, err := v.View(ctx, "map/here@r=1.txt")
+		if err != nil || !strings.Contains(string(b), c.want) {
+			t.Errorf("state %d: %v\n%s\nwant %q", i, err, b, c.want)
+		}
+	}
+}
+
 // TestMapFollowsGrowth: rows appended to grid.jsonl show in the next map.
 func TestMapFollowsGrowth(t *testing.T) {
 	v, dir := handViewer(t)

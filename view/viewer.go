@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/filestamp"
 	"github.com/mfm-project/mfm/internal/lru"
 )
 
@@ -162,9 +163,9 @@ func (v *Viewer) dirStamp(dir string) (string, error) {
 	if err != nil || !st.IsDir() {
 		return "", fmt.Errorf("no episode %s", dir)
 	}
-	s := strconv.FormatInt(st.ModTime().UnixNano(), 36)
+	s := filestamp.Of(st).String()
 	if fst, err := v.root.Stat(dir + "/frames"); err == nil {
-		s += "." + strconv.FormatInt(fst.ModTime().UnixNano(), 36)
+		s += ";" + filestamp.Of(fst).String()
 	}
 	return s, nil
 }
