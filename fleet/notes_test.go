@@ -81,6 +81,24 @@ func TestNotesCache(t *testing.T) {
 	}
 	t.Logf("%d reads until the edit showed, %d queries", reads, queries()-q0)
 
+	// An edit of the same size given the same mtime (two writes within one
+	// tick of the file clock look so) is shipped too.
+	before, err := os.Stat(note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2b := "v2: the shaft at ep_000002 traps you, dig around it\n"
+	if err := os.WriteFile(note, []byte(v2b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(note, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(note); err != nil || after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the edit should keep size and mtime: %v, %v", after, err)
+	}
+	waitFor(t, 20*time.Second, "alice's same-size edit in bob's mount", func() bool { return read() == v2b })
+
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +109,7 @@ func TestNotesCache(t *testing.T) {
 		return !n.listening
 	})
 	for range 3 {
-		browse("v2: the shaft at ep_000001 traps you, dig around it\n")
+		browse(v2b)
 	}
 
 	if err := pg.Start(); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mfm-project/mfm/episodes"
 	"github.com/mfm-project/mfm/index/query"
+	"github.com/mfm-project/mfm/internal/filestamp"
 )
 
 // fileEntry is one file of a shipped episode, as listed in its row's files.
@@ -57,8 +58,8 @@ type shipper struct {
 	markPath  string
 	mark      watermark
 	shareMine bool
-	notes     map[string]noteStamp // mine/ files as last shipped
-	mineAt    time.Time            // when mine/ was last compared
+	notes     map[string]filestamp.Stamp // mine/ files as last shipped
+	mineAt    time.Time                  // when mine/ was last compared
 
 	mu      sync.Mutex
 	lastErr error
@@ -72,11 +73,6 @@ type shipper struct {
 	before func(context.Context) error
 }
 
-type noteStamp struct {
-	size  int64
-	mtime time.Time
-}
-
 func newShipper(store *episodes.Store, agent string, db *pgxpool.Pool, obj *objects, poll time.Duration, shareMine bool, log *slog.Logger) (*shipper, error) {
 	p, err := store.MetaPath("fleet")
 	if err != nil {
@@ -86,7 +82,7 @@ func newShipper(store *episodes.Store, agent string, db *pgxpool.Pool, obj *obje
 		return nil, fmt.Errorf("shipper: %w", err)
 	}
 	s := &shipper{store: store, agent: agent, db: db, obj: obj, poll: poll, log: log,
-		markPath: filepath.Join(p, "shipped.json"), shareMine: shareMine, notes: map[string]noteStamp{}}
+		markPath: filepath.Join(p, "shipped.json"), shareMine: shareMine, notes: map[string]filestamp.Stamp{}}
 	b, err := os.ReadFile(s.markPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -502,7 +498,7 @@ const maxNoteSize = 1 << 20
 // the other agents' caches of these notes drop them.
 func (s *shipper) shipMine(ctx context.Context) error {
 	root := s.store.Path("mine")
-	now := map[string]noteStamp{}
+	now := map[string]filestamp.Stamp{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -518,14 +514,14 @@ func (s *shipper) shipMine(ctx context.Context) error {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
-		now[filepath.ToSlash(rel)] = noteStamp{size: info.Size(), mtime: info.ModTime()}
+		now[filepath.ToSlash(rel)] = filestamp.Of(info)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("share mine/: %w", err)
 	}
 	b := &pgx.Batch{}
-	shipped := map[string]noteStamp{}
+	shipped := map[string]filestamp.Stamp{}
 	var removed []string
 	for rel, st := range now {
 		if old, ok := s.notes[rel]; ok && old == st {
