@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/filestamp"
 )
 
 // Tree is the read-only /consolidate/ tree of a mount (it satisfies
@@ -44,40 +45,40 @@ type Tree struct {
 	computes int // how often the result was computed (for tests)
 }
 
-// treeKey is what a cached result depends on: the size and modification
-// time of each life's index.jsonl, and the modification times of
-// previous/ (a life added), mine/procedures/ (the known procedures) and
-// the consolidation marker (the digest's start). Episode files are
-// complete before their index row is appended, so the index stands for E.
+// treeKey is what a cached result depends on: the stamp (filestamp) of
+// each life's index.jsonl, of previous/ (a life added), mine/procedures/
+// (the known procedures), the consolidation marker (the digest's start)
+// and the knowledge file. Episode files are complete before their index
+// row is appended, so the index stands for E.
 type treeKey struct {
 	index  string
-	prev   time.Time
-	procs  time.Time
-	marker time.Time
-	k      time.Time
+	prev   filestamp.Stamp
+	procs  filestamp.Stamp
+	marker filestamp.Stamp
+	k      filestamp.Stamp
 }
 
 func (t *Tree) treeKey() treeKey {
 	var k treeKey
-	mod := func(p string) time.Time {
+	stamp := func(p string) filestamp.Stamp {
 		if fi, err := os.Stat(p); err == nil {
-			return fi.ModTime()
+			return filestamp.Of(fi)
 		}
-		return time.Time{}
+		return filestamp.Stamp{}
 	}
 	var b strings.Builder
 	if lives, err := t.Store.Lives(); err == nil {
 		for _, l := range lives {
 			if fi, err := os.Stat(filepath.Join(l.Root, "index.jsonl")); err == nil {
-				fmt.Fprintf(&b, "%d:%d:%d;", l.N, fi.Size(), fi.ModTime().UnixNano())
+				fmt.Fprintf(&b, "%d:%s;", l.N, filestamp.Of(fi))
 			}
 		}
 	}
 	k.index = b.String()
-	k.prev = mod(t.Store.Path(episodes.PreviousDir))
-	k.procs = mod(t.Store.Path(episodes.MineDir, "procedures"))
-	k.marker = mod(t.Store.Path(Dir, "state.json"))
-	k.k = mod(t.Store.Path(filepath.FromSlash(KnowledgeFile)))
+	k.prev = stamp(t.Store.Path(episodes.PreviousDir))
+	k.procs = stamp(t.Store.Path(episodes.MineDir, "procedures"))
+	k.marker = stamp(t.Store.Path(Dir, "state.json"))
+	k.k = stamp(t.Store.Path(filepath.FromSlash(KnowledgeFile)))
 	return k
 }
 
