@@ -514,11 +514,20 @@ func TestNewLifeMidShip(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice.node = node
+	recorded := make(chan struct{}) // the writer is alice's harness: one user at a time
 	node.ship.beforeEpisode = func(life int, id string) {
 		if life == 1 && id == "ep_000001" {
 			once.Do(func() {
 				// The life moves on and its successor records ep_000000
 				// and ep_000001 before this episode's files are read.
+				// The row may be seen before the writer has finished
+				// with it (its fsync), so the life moves on after that.
+				select {
+				case <-recorded:
+				case <-time.After(20 * time.Second):
+					t.Error("life 1 not recorded after 20 s")
+					return
+				}
 				if _, err := alice.w.NewLife(); err != nil {
 					t.Error(err)
 				}
@@ -527,6 +536,7 @@ func TestNewLifeMidShip(t *testing.T) {
 		}
 	}
 	alice.record(t, 2)
+	close(recorded)
 	waitFor(t, 20*time.Second, "both lives shipped", func() bool {
 		return bob.node.cat.count("alice", 1) == 2 && bob.node.cat.count("alice", 2) == 2
 	})
