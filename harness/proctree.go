@@ -51,14 +51,16 @@ type procTree struct {
 
 // start starts the command build returns in its own process group, in a
 // PID namespace of its own when the kernel allows it; the command's Env
-// must already hold the token. t.cmd is the command started.
+// must already hold the token. t.cmd is the command started. t is set
+// before Start: a started command's Cancel (kill) may run at once, on
+// exec's own goroutine.
 func (t *procTree) start(build func() *exec.Cmd) error {
 	if pidNamespaces.Load() {
 		t.cmd = build()
 		t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWPID}
+		t.namespace = true
 		err := t.cmd.Start()
 		if err == nil {
-			t.namespace = true
 			return nil
 		}
 		if !isPermission(err) {
@@ -67,6 +69,7 @@ func (t *procTree) start(build func() *exec.Cmd) error {
 		pidNamespaces.Store(false)
 	}
 	t.cmd = build() // a Cmd cannot be started twice
+	t.namespace = false
 	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return t.cmd.Start()
 }
