@@ -22,16 +22,18 @@ var (
 	releaseAbove uint64 = 64 << 20
 )
 
-// releaseIdleMemory returns the free heap to the system (a collection,
-// then debug.FreeOSMemory) when more than releaseAbove is free and at
-// most one collection ran since the last look (a busy daemon runs
-// several per interval; background work, such as the cue index merging
-// its segments, may run one), that is when the daemon is idle after a
-// burst. It runs until stop is closed.
-func releaseIdleMemory(stop <-chan struct{}, log *slog.Logger) {
+// releaseIdleMemory looks every interval and returns the free heap to
+// the system (a collection, then debug.FreeOSMemory) when more than
+// above is free and at most one collection ran since the last look (a
+// busy daemon runs several per interval; background work, such as the
+// cue index merging its segments, may run one), that is when the daemon
+// is idle after a burst. It runs until stop is closed. The mount passes
+// releaseEvery and releaseAbove (read when it starts, so a test changing
+// them does not race a mount still running).
+func releaseIdleMemory(stop <-chan struct{}, every time.Duration, above uint64, log *slog.Logger) {
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	var lastCycles uint64
-	t := time.NewTicker(releaseEvery)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -43,7 +45,7 @@ func releaseIdleMemory(stop <-chan struct{}, log *slog.Logger) {
 		free, cycles := samples[0].Value.Uint64(), samples[1].Value.Uint64()
 		idle := cycles <= lastCycles+1
 		lastCycles = cycles
-		if idle && free > releaseAbove {
+		if idle && free > above {
 			debug.FreeOSMemory()
 			metrics.Read(samples)
 			lastCycles = samples[1].Value.Uint64()

@@ -43,7 +43,7 @@ func TestReleaseIdleMemory(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	defer close(stop)
-	go releaseIdleMemory(stop, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	go releaseIdleMemory(stop, releaseEvery, releaseAbove, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	deadline := time.Now().Add(5 * time.Second)
 	for heapFree() > releaseAbove && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

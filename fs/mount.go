@@ -151,7 +151,7 @@ func Mount(ctx context.Context, store *episodes.Store, mountpoint string, opt Op
 		}
 	}
 	go m.watchLives()
-	go releaseIdleMemory(m.stop, m.log)
+	go releaseIdleMemory(m.stop, releaseEvery, releaseAbove, m.log)
 	m.log.Info("mounted", slog.String("store", store.Root), slog.String("mountpoint", mnt), slog.Bool("read_only_mine", opt.ReadOnly), slog.Bool("episodes_cached", m.cached))
 	return s, nil
 }
