@@ -76,6 +76,10 @@ type Server struct {
 	mnt      string
 	waitOnce sync.Once
 	done     chan struct{}
+	// unmountMu serializes the go-fuse servers' Unmount calls (Unmount and
+	// Wait both make them; go-fuse's Unmount is idempotent, not safe for
+	// concurrent calls).
+	unmountMu sync.Mutex
 }
 
 // mfs is the state of one mount: what the node kinds share (nodeEnv),
@@ -315,6 +319,8 @@ func (s *Server) Unmount() error {
 // unmountAll unmounts episodes/ and previous/, if they are mounts of
 // their own, then the store's mount.
 func (s *Server) unmountAll() error {
+	s.unmountMu.Lock()
+	defer s.unmountMu.Unlock()
 	for _, sub := range s.subs {
 		if err := sub.srv.Unmount(); err != nil && !errors.Is(err, syscall.EINVAL) { // EINVAL: not mounted (any more)
 			return err
@@ -340,7 +346,9 @@ func (s *Server) Wait() {
 	for _, sub := range s.subs {
 		// Gone with the store's mount (a lazy detach takes them along),
 		// or still mounted over a mountpoint nobody can reach: unmount.
+		s.unmountMu.Lock()
 		_ = sub.srv.Unmount()
+		s.unmountMu.Unlock()
 		sub.srv.Wait()
 	}
 	s.waitOnce.Do(func() {
