@@ -60,12 +60,6 @@ type treeKey struct {
 
 func (t *Tree) treeKey() treeKey {
 	var k treeKey
-	stamp := func(p string) filestamp.Stamp {
-		if fi, err := os.Stat(p); err == nil {
-			return filestamp.Of(fi)
-		}
-		return filestamp.Stamp{}
-	}
 	var b strings.Builder
 	if lives, err := t.Store.Lives(); err == nil {
 		for _, l := range lives {
@@ -75,10 +69,10 @@ func (t *Tree) treeKey() treeKey {
 		}
 	}
 	k.index = b.String()
-	k.prev = stamp(t.Store.Path(episodes.PreviousDir))
-	k.procs = stamp(t.Store.Path(episodes.MineDir, "procedures"))
-	k.marker = stamp(t.Store.Path(Dir, "state.json"))
-	k.k = stamp(t.Store.Path(filepath.FromSlash(KnowledgeFile)))
+	k.prev = filestamp.Path(t.Store.Path(episodes.PreviousDir))
+	k.procs = filestamp.Path(t.Store.Path(episodes.MineDir, "procedures"))
+	k.marker = filestamp.Path(t.Store.Path(Dir, "state.json"))
+	k.k = filestamp.Path(t.Store.Path(filepath.FromSlash(KnowledgeFile)))
 	return k
 }
 

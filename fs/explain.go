@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/filestamp"
 )
 
 // q/<query>/explain: each term of the query, how many episodes matched
@@ -50,25 +50,17 @@ type explainCache struct {
 }
 
 type explainEntry struct {
-	gen  [3]int64 // inode, size, mtime of index.jsonl
+	gen  filestamp.Stamp // of index.jsonl
 	at   time.Time
 	done chan struct{}
 	data []byte
 	err  error
 }
 
-func (c *explainCache) indexGen() [3]int64 {
-	var st syscall.Stat_t
-	if syscall.Stat(c.index, &st) != nil {
-		return [3]int64{}
-	}
-	return [3]int64{int64(st.Ino), st.Size, st.Mtim.Nano()}
-}
-
 // get returns the explanation of query, computing it unless a valid one
 // is cached or in flight; it gives up after the timeout or when ctx ends.
 func (c *explainCache) get(ctx context.Context, query string) ([]byte, error) {
-	gen := c.indexGen()
+	gen := filestamp.Path(c.index)
 	c.mu.Lock()
 	e := c.ent[query]
 	if e != nil {

@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mfm-project/mfm/episodes"
+	"github.com/mfm-project/mfm/internal/filestamp"
 )
 
 // q/<query>/ — cue queries as directories. This file holds what the
@@ -264,24 +264,10 @@ func (c *QueryCache) trimLocked() {
 	}
 }
 
-// indexGen identifies the state of index.jsonl a result was computed at.
-type indexGen struct {
-	ino, size uint64
-	mtime     int64
-}
-
-func (c *QueryCache) indexGen() indexGen {
-	var st syscall.Stat_t
-	if err := syscall.Stat(c.index, &st); err != nil {
-		return indexGen{}
-	}
-	return indexGen{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano()}
-}
-
 // queryEntry is a cached or in-flight query run.
 type queryEntry struct {
-	gen  indexGen
-	done chan struct{} // closed when res/err are set
+	gen  filestamp.Stamp // of index.jsonl when the result was computed
+	done chan struct{}   // closed when res/err are set
 	at   time.Time
 	res  *QueryResult
 	err  error
@@ -295,7 +281,7 @@ type queryEntry struct {
 // ignores its context, so a stuck index never hangs a request. A
 // malformed query's error is Invalid.
 func (c *QueryCache) Get(ctx context.Context, query string) (*QueryResult, error) {
-	gen := c.indexGen()
+	gen := filestamp.Path(c.index)
 	c.mu.Lock()
 	e := c.ent[query]
 	if e != nil && e.gen == gen {

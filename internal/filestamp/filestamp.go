@@ -27,12 +27,26 @@ type Stamp struct {
 // Of returns the stamp of the file fi describes. Without the system's
 // stat record (a FileInfo not from the OS) it has only size and mtime.
 func Of(fi fs.FileInfo) Stamp {
-	s := Stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.Dev, s.Ino = uint64(st.Dev), st.Ino
-		s.Ctime = st.Ctim.Nano()
+		return fromStat(st)
 	}
-	return s
+	return Stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+}
+
+func fromStat(st *syscall.Stat_t) Stamp {
+	return Stamp{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
+}
+
+// Path returns the stamp of the file at path, following symlinks; the
+// zero Stamp when it cannot be stat'ed (a missing file is a version too).
+// It allocates only the path's C string (no FileInfo): query caches call
+// it on every lookup.
+func Path(path string) Stamp {
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) != nil {
+		return Stamp{}
+	}
+	return fromStat(&st)
 }
 
 // String is the stamp as a short key.

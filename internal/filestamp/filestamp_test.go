@@ -95,3 +95,19 @@ func waitForTick(t *testing.T, p string) {
 	}
 	t.Fatal("the file clock did not tick in 5 s")
 }
+
+// TestPath: Path is Of of the file's stat, the zero Stamp for a missing
+// file, and allocates only the path's C string.
+func TestPath(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "index.jsonl")
+	write(t, p, "{}\n", time.Unix(1_700_000_000, 5))
+	if got, want := Path(p), stampOf(t, p); got != want || got.Ino == 0 || got.Ctime == 0 {
+		t.Errorf("Path = %v, want %v (with inode and ctime)", got, want)
+	}
+	if got := Path(p + ".missing"); got != (Stamp{}) {
+		t.Errorf("Path of a missing file = %v, want the zero Stamp", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { Path(p) }); n > 1 {
+		t.Errorf("Path allocates %v times a call", n)
+	}
+}
